@@ -1,0 +1,149 @@
+"""Shared fixtures: hermetic environment, real git repos, trees, the CLI runner."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED = REPO_ROOT.parent / "shared"
+CORPUS = SHARED / "corpus" / "the-loop-0.14.2"
+
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "Loop Tester",
+    "GIT_AUTHOR_EMAIL": "tester@example.invalid",
+    "GIT_COMMITTER_NAME": "Loop Tester",
+    "GIT_COMMITTER_EMAIL": "tester@example.invalid",
+}
+
+
+@pytest.fixture(autouse=True)
+def hermetic_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point HOME, XDG dirs and git's global config into a temp folder.
+
+    Nothing a test does may read or write the developer's own configuration,
+    and a developer's git config (hooks, signing) must not change a test.
+    """
+    home = tmp_path_factory.mktemp("home")
+    gitconfig = home / ".gitconfig"
+    gitconfig.write_text(
+        "[user]\n\tname = Loop Tester\n\temail = tester@example.invalid\n"
+        "[init]\n\tdefaultBranch = main\n"
+        "[commit]\n\tgpgsign = false\n"
+    )
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for key in list(os.environ):
+        if key.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_", "LOOP_")):
+            monkeypatch.delenv(key, raising=False)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    return home
+
+
+def write_tree(root: Path, files: Mapping[str, str]) -> Path:
+    """Write ``{relative path: text}`` under ``root``; return ``root``."""
+    for rel, text in files.items():
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    return root
+
+
+@pytest.fixture
+def build_tree(tmp_path: Path) -> Callable[[Mapping[str, str]], Path]:
+    """Write a tree of files into a fresh folder, declaratively."""
+
+    def build(files: Mapping[str, str], root: Path | None = None) -> Path:
+        return write_tree(root or tmp_path, files)
+
+    return build
+
+
+def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run the real git in ``cwd``; tests never mock git."""
+    return subprocess.run(["git", *args], cwd=cwd, check=check, text=True, capture_output=True)
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path) -> Path:
+    """A fresh git repository with one commit, on branch ``main``."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "README.md").write_text("# sample project\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "initial commit")
+    return repo
+
+
+@dataclass
+class Result:
+    """What a ``loop`` run produced."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
+@pytest.fixture
+def loop(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
+    """Run the real ``loop`` CLI in-process: ``loop("status", "42", cwd=repo)``."""
+    from click.testing import CliRunner
+
+    from the_loop.cli import cli
+
+    def run(
+        *args: str,
+        cwd: Path | None = None,
+        input: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> Result:
+        runner = CliRunner()
+        if cwd is not None:
+            monkeypatch.chdir(cwd)
+        res = runner.invoke(
+            cli, list(args), input=input, env=dict(env or {}), catch_exceptions=False
+        )
+        return Result(res.exit_code, res.stdout, res.stderr)
+
+    return run
+
+
+@pytest.fixture
+def loop_process() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run ``python -m the_loop`` as a separate process (for crash and lock tests)."""
+
+    def run(
+        *args: str, cwd: Path, env: Mapping[str, str] | None = None, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
+        full_env = {**os.environ, **(env or {})}
+        return subprocess.run(
+            [sys.executable, "-m", "the_loop", *args],
+            cwd=cwd,
+            env=full_env,
+            text=True,
+            capture_output=True,
+            timeout=timeout,
+        )
+
+    return run
+
+
+def requires_corpus() -> pytest.MarkDecorator:
+    """Skip, with a visible reason, when ``../shared/corpus`` is not beside the clone."""
+    return pytest.mark.skipif(
+        not CORPUS.is_dir(), reason=f"corpus not found at {CORPUS} (../shared is absent)"
+    )
