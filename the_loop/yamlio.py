@@ -1,0 +1,202 @@
+"""The one place that builds ruamel.yaml instances and turns YAML errors into ours.
+
+Everything is loaded round-trip so that every node knows its line and column:
+config errors point at ``file:line:col``, and front matter can be edited in
+place without losing comments or key order. YAML 1.2 rules apply (``yes`` is a
+string), which is why type errors on booleans carry a hint.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.constructor import DuplicateKeyError
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from the_loop.errors import Where
+
+JsonPath = tuple[str | int, ...]
+
+
+def round_trip() -> YAML:
+    """A round-trip instance: keeps comments, key order and quoting."""
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    yaml.allow_duplicate_keys = False
+    yaml.width = 4096  # never re-wrap a user's long lines
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    return yaml
+
+
+@dataclass(frozen=True)
+class YamlProblem:
+    """Why a YAML text could not be loaded, and where."""
+
+    message: str
+    line: int | None
+    col: int | None
+    hint: str | None = None
+
+
+def parse(text: str, *, first_line: int = 1) -> tuple[Any, YamlProblem | None]:
+    """Load one YAML document; return ``(data, None)`` or ``(None, problem)``.
+
+    ``first_line`` is the file line the text starts on (front matter starts on
+    line 2), so problem lines are file lines.
+    """
+    try:
+        data = round_trip().load(text)
+    except DuplicateKeyError as exc:
+        return None, _problem(exc, first_line, "duplicate key", _duplicate_hint(exc))
+    except MarkedYAMLError as exc:
+        return None, _problem(exc, first_line, None, _marked_hint(exc, text))
+    except YAMLError as exc:  # pragma: no cover - unmarked errors are rare
+        return None, YamlProblem(f"invalid YAML: {exc}", first_line, None)
+    return data, None
+
+
+def _problem(
+    exc: MarkedYAMLError, first_line: int, summary: str | None, hint: str | None
+) -> YamlProblem:
+    mark = exc.problem_mark or exc.context_mark
+    line = mark.line + first_line if mark is not None else None
+    col = mark.column + 1 if mark is not None else None
+    problem = (exc.problem or exc.context or "invalid YAML").strip()
+    if summary:
+        key = _duplicate_key(exc)
+        problem = f"duplicate key {key!r}" if key else summary
+    return YamlProblem(problem, line, col, hint)
+
+
+def _duplicate_key(exc: MarkedYAMLError) -> str | None:
+    text = exc.problem or ""
+    start = text.find('"')
+    end = text.find('"', start + 1)
+    return text[start + 1 : end] if 0 <= start < end else None
+
+
+def _duplicate_hint(exc: MarkedYAMLError) -> str:
+    first = exc.context_mark
+    where = f" (first defined on line {first.line + 1})" if first is not None else ""
+    return f"a key may appear once per mapping{where}; keep one and delete the other"
+
+
+def _marked_hint(exc: MarkedYAMLError, text: str) -> str | None:
+    mark = exc.problem_mark
+    if mark is not None:
+        lines = text.splitlines()
+        if mark.line < len(lines) and "\t" in lines[mark.line][: mark.column + 1]:
+            return "YAML does not allow tabs for indentation; indent with spaces"
+    if "\t" in (exc.problem or ""):
+        return "YAML does not allow tabs for indentation; indent with spaces"
+    return None
+
+
+def to_plain(node: Any) -> Any:
+    """Copy ruamel nodes into plain dicts/lists/scalars (keys as strings).
+
+    JSON Schema only knows string keys, and YAML readily produces integer keys
+    (``4: standard``), so keys are stringified here, once.
+    """
+    if isinstance(node, dict):
+        return {str(k): to_plain(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [to_plain(v) for v in node]
+    if isinstance(node, bool) or node is None:
+        return node
+    if isinstance(node, int):
+        return int(node)
+    if isinstance(node, float):
+        return float(node)
+    if isinstance(node, str):
+        return str(node)
+    return node
+
+
+def locate(root: Any, path: Iterable[str | int], *, first_line: int = 1) -> tuple[int, int] | None:
+    """The 1-based ``(line, col)`` of the value at ``path``, or the nearest ancestor.
+
+    For a mapping key the position is that of the key itself, which is where a
+    reader looks for a wrong value too.
+    """
+    node = root
+    found: tuple[int, int] | None = _node_position(root, first_line)
+    for part in path:
+        pos = _child_position(node, part, first_line)
+        if pos is None:
+            break
+        found = pos
+        node = _child(node, part)
+        if node is None:
+            break
+    return found
+
+
+def _node_position(node: Any, first_line: int) -> tuple[int, int] | None:
+    lc = getattr(node, "lc", None)
+    if lc is None or lc.line is None:
+        return None
+    return lc.line + first_line, lc.col + 1
+
+
+def _child_position(node: Any, part: str | int, first_line: int) -> tuple[int, int] | None:
+    if isinstance(node, CommentedMap):
+        key = _map_key(node, part)
+        if key is _MISSING:
+            return None
+        line, col = node.lc.key(key)
+        return line + first_line, col + 1
+    if isinstance(node, CommentedSeq) and isinstance(part, int) and 0 <= part < len(node):
+        line, col = node.lc.item(part)
+        return line + first_line, col + 1
+    return None
+
+
+_MISSING = object()
+
+
+def _map_key(node: CommentedMap, part: str | int) -> Any:
+    if part in node:
+        return part
+    for key in node:  # keys were stringified for validation; find the original
+        if str(key) == str(part):
+            return key
+    return _MISSING
+
+
+def _child(node: Any, part: str | int) -> Any:
+    if isinstance(node, CommentedMap):
+        key = _map_key(node, part)
+        return None if key is _MISSING else node[key]
+    if isinstance(node, CommentedSeq) and isinstance(part, int) and 0 <= part < len(node):
+        return node[part]
+    return None
+
+
+def where_of(path: Path | str, root: Any, json_path: JsonPath, *, first_line: int = 1) -> Where:
+    """A ``Where`` for the value at ``json_path`` inside a loaded document."""
+    pos = locate(root, json_path, first_line=first_line)
+    if pos is None:
+        return Where(path)
+    return Where(path, pos[0], pos[1])
+
+
+def dump(data: Any) -> str:
+    """Serialize round-trip data back to YAML text."""
+    stream = io.StringIO()
+    round_trip().dump(data, stream)
+    return stream.getvalue()
+
+
+def json_path_text(path: Iterable[str | int]) -> str:
+    """``("a", 0, "b")`` → ``$.a[0].b`` (the form error messages use)."""
+    text = "$"
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return text
