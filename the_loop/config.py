@@ -9,6 +9,8 @@ objects, never raw dicts.
 
 from __future__ import annotations
 
+import copy
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,56 +153,109 @@ def load_config(repo: Path, *, overrides: Sequence[OverrideSource] = ()) -> Conf
         findings.extend(file_findings)
         if data is not None and not failing(file_findings):
             _merge(merged, origins, data, lambda p: _origin(file, node, p, "config"))
-    for source in overrides:
+    _raise_if_failing(findings)
+    base = _build(merged, origins, file if present else None, findings)
+    return with_overrides(base, overrides) if overrides else base
+
+
+def with_overrides(base: Config, overrides: Sequence[OverrideSource]) -> Config:
+    """``base`` with a work item's front-matter overrides applied and re-validated.
+
+    Reuses the already-loaded project config, so a report over many items
+    parses ``config.yaml`` once.
+    """
+    sources = [
+        s for s in overrides if not (isinstance(s.node, dict) and not s.node) and s.node is not None
+    ]
+    if not sources:
+        return base
+    merged = copy.deepcopy(dict(base.data))
+    origins = dict(base.origins)
+    findings: list[Finding] = []
+    for source in sources:
         findings.extend(_apply_override(merged, origins, source))
-    if not failing(findings) and overrides:
+    if not failing(findings):
         findings.extend(_recheck(merged, origins))
+    _raise_if_failing(findings)
+    return _build(merged, origins, base.file, [*base.warnings, *findings])
+
+
+def _raise_if_failing(findings: list[Finding]) -> None:
     if failing(findings):
         raise ConfigError(
             "the configuration is invalid",
             details=tuple(f.render() for f in sorted_findings(findings)),
             hint="fix the findings above; `loop config validate` checks the file alone",
         )
-    return _build(merged, origins, file if present else None, findings)
 
 
 def _read(path: Path) -> tuple[Any, dict[str, Any] | None, list[Finding]]:
     """Parse and validate one config file: ``(node, plain data, findings)``."""
     text = _read_text(path)
     if not text.strip():
-        finding = Finding(
-            Level.ERROR,
-            "config.empty",
-            "the config file is empty",
-            Where(path, 1),
-            hint='run `loop init` to write a starting config, or add at least `version: "0.1.0"`',
-        )
-        return None, None, [finding]
+        return None, None, [_empty(path)]
     node, problem = yamlio.parse(text)
     if problem is not None:
         where = Where(path, problem.line, problem.col)
-        return (
-            None,
-            None,
-            [Finding(Level.ERROR, "config.yaml", problem.message, where, problem.hint)],
-        )
+        finding = Finding(Level.ERROR, "config.yaml", problem.message, where, problem.hint)
+        return None, None, [finding]
+    if node is None:  # only comments and blank lines
+        return None, None, [_empty(path)]
     if not isinstance(node, dict):
         what = "a list" if isinstance(node, list) else "a single value"
         finding = Finding(
             Level.ERROR,
             "config.root",
             f"the config must be a mapping of keys, not {what}",
-            yamlio.where_of(path, node, ()),
+            _first_content(path, text, node),
             hint='start the file with `version: "0.1.0"`',
         )
         return node, None, [finding]
+    collisions = _collisions(path, node)
+    if collisions:
+        return node, None, collisions
     data = yamlio.to_plain(node)
     findings = _schema_findings(path, node, data)
     if not failing(findings):
         merged = schema.defaults()
         _merge(merged, {}, data, lambda p: Origin("config"))
-        findings.extend(_cross_checks(merged, lambda p: yamlio.where_of(path, node, p)))
+        findings.extend(_cross_checks(merged, lambda *ps: _in_file(path, node, data, ps)))
     return node, data, findings
+
+
+def _empty(path: Path) -> Finding:
+    return Finding(
+        Level.ERROR,
+        "config.empty",
+        "the config file is empty",
+        Where(path, 1),
+        hint='run `loop init` to write a starting config, or add at least `version: "0.1.0"`',
+    )
+
+
+def _first_content(path: Path, text: str, node: Any) -> Where:
+    """Where a value without its own position (a scalar root) starts: the first real line."""
+    where = yamlio.where_of(path, node, ())
+    if where.line is not None:
+        return where
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#") and stripped != "---":
+            return Where(path, number, len(line) - len(line.lstrip()) + 1)
+    return Where(path, 1)
+
+
+def _collisions(path: Path, node: Any) -> list[Finding]:
+    return [
+        Finding(
+            Level.ERROR,
+            "config.yaml",
+            f'duplicate key {key!r}: {key} and "{key}" are one key once read as text',
+            yamlio.where_of(path, node, at),
+            hint="a key may appear once per mapping; keep one of them",
+        )
+        for at, key in yamlio.key_collisions(node)
+    ]
 
 
 def _read_text(path: Path) -> str:
@@ -241,7 +296,11 @@ def _schema_findings(path: Path, node: Any, data: Any, *, first_line: int = 1) -
 
 
 def _cross_checks(merged: Mapping[str, Any], where: Any) -> list[Finding]:
-    """Rules JSON Schema cannot express: orderings between two values."""
+    """Rules JSON Schema cannot express: orderings between two values, safe paths.
+
+    ``where(*paths)`` locates a finding at the most specific origin among
+    ``paths`` (an override beats config.yaml beats a default).
+    """
     findings: list[Finding] = []
     pressure = merged["contextManagement"]["pressure"]
     pairs = (
@@ -250,18 +309,37 @@ def _cross_checks(merged: Mapping[str, Any], where: Any) -> list[Finding]:
     )
     for low, high, unit in pairs:
         if pressure[low] >= pressure[high]:
+            at = where(
+                ("contextManagement", "pressure", low), ("contextManagement", "pressure", high)
+            )
             findings.append(
                 Finding(
                     Level.ERROR,
                     "config.pressure-order",
                     f"$.contextManagement.pressure.{low}: {low} ({pressure[low]}) must be below "
                     f"{high} ({pressure[high]})",
-                    where(("contextManagement", "pressure", low)),
+                    at,
                     hint=f"the {unit} arm needs a lower threshold for compaction than for a clear",
                 )
             )
     findings.extend(_phase_checks(merged["workflow"]["phases"], where))
+    findings.extend(_spec_dir_check(str(merged["workflow"]["specDir"]), where))
     return findings
+
+
+def _spec_dir_check(spec_dir: str, where: Any) -> list[Finding]:
+    normal = os.path.normpath(spec_dir)
+    if not (os.path.isabs(spec_dir) or normal == ".." or normal.startswith(".." + os.sep)):
+        return []
+    return [
+        Finding(
+            Level.ERROR,
+            "config.spec-dir",
+            f"$.workflow.specDir: {spec_dir!r} is outside the project",
+            where(("workflow", "specDir")),
+            hint="use a folder relative to the project root, e.g. docs/specs",
+        )
+    ]
 
 
 def _phase_checks(phases: list[str], where: Any) -> list[Finding]:
@@ -291,6 +369,22 @@ def _phase_checks(phases: list[str], where: Any) -> list[Finding]:
     return findings
 
 
+def _in_file(path: Path, node: Any, data: Any, paths: tuple[Path_, ...]) -> Where:
+    """The first of ``paths`` the file itself sets (else the first one's nearest ancestor)."""
+    for candidate in paths:
+        if _has(data, candidate):
+            return yamlio.where_of(path, node, candidate)
+    return yamlio.where_of(path, node, paths[0])
+
+
+def _has(data: Any, path: Path_) -> bool:
+    for part in path:
+        if not isinstance(data, dict) or part not in data:
+            return False
+        data = data[part]
+    return True
+
+
 def _origin(path: Path, node: Any, json_path: Path_, kind: str, first_line: int = 1) -> Origin:
     return Origin(kind, yamlio.where_of(path, node, json_path, first_line=first_line))
 
@@ -314,7 +408,7 @@ def _merge(
     """Deep-merge ``top`` into ``base``; mappings merge, everything else replaces."""
     for key, value in top.items():
         path = (*prefix, key)
-        if isinstance(value, dict) and value and isinstance(base.get(key), dict):
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
             _merge(base[key], origins, value, origin_of, path)
             continue
         base[key] = value
@@ -364,16 +458,26 @@ def _apply_override(
     return []
 
 
+_RANK = {"override": 2, "config": 1, "default": 0}
+
+
 def _recheck(merged: dict[str, Any], origins: Mapping[Path_, Origin]) -> list[Finding]:
     """Validate the merged result; blame each problem on the value's origin."""
 
-    def where(path: Path_) -> Where | None:
+    def origin(path: Path_) -> Origin | None:
         for cut in range(len(path), -1, -1):
-            origin = origins.get(path[:cut])
-            if origin is not None:
-                return origin.where
+            found = origins.get(path[:cut])
+            if found is not None:
+                return found
         return None
 
+    def where(*paths: Path_) -> Where | None:
+        found = [o for o in (origin(p) for p in paths) if o is not None]
+        best = max(found, key=lambda o: _RANK[o.kind], default=None)
+        return best.where if best else None
+
+    # Without a config file there is no `version`; what is checked here is the merge.
+    instance = {"version": "0.1.0", **merged}
     findings = [
         Finding(
             Level.ERROR,
@@ -382,7 +486,7 @@ def _recheck(merged: dict[str, Any], origins: Mapping[Path_, Origin]) -> list[Fi
             where(i.path),
             i.hint,
         )
-        for i in schema.validate(merged)
+        for i in schema.validate(instance)
     ]
     if not findings:
         findings = _cross_checks(merged, where)
@@ -413,7 +517,10 @@ def _build(
             task_boundary=cm["taskBoundary"],
             mid_task=cm["midTask"],
             pressure=Pressure(
-                pr["softTokens"], pr["hardTokens"], pr["selectivePercent"], pr["fullClearPercent"]
+                int(pr["softTokens"]),
+                int(pr["hardTokens"]),
+                int(pr["selectivePercent"]),
+                int(pr["fullClearPercent"]),
             ),
         ),
         checkpoint=CheckpointSettings(
@@ -422,10 +529,10 @@ def _build(
             message_template=cp["messageTemplate"],
             trailers=cp["trailers"],
             verify_tests=cp["verifyTests"],
-            test_timeout_seconds=cp["testTimeoutSeconds"],
+            test_timeout_seconds=int(cp["testTimeoutSeconds"]),
         ),
         agent=AgentSettings(
-            kind=ag["kind"], command=tuple(ag["command"]), timeout_seconds=ag["timeoutSeconds"]
+            kind=ag["kind"], command=tuple(ag["command"]), timeout_seconds=int(ag["timeoutSeconds"])
         ),
         warnings=tuple(f for f in findings if f.level is not Level.ERROR),
     )

@@ -139,7 +139,14 @@ def validate(instance: Any) -> list[SchemaIssue]:
 
 
 def _digest(instance: Any) -> str:
-    canon = json.dumps(instance, sort_keys=True, separators=(",", ":"), default=str)
+    # Non-JSON values (a YAML date) keep their type in the digest: a date must never
+    # share a cache entry with the same text as a string.
+    canon = json.dumps(
+        instance,
+        sort_keys=True,
+        separators=(",", ":"),
+        default=lambda o: f"<{type(o).__name__}:{o!r}>",
+    )
     return hashlib.sha256(schema_bytes() + b"\0" + canon.encode()).hexdigest()
 
 
@@ -151,7 +158,7 @@ def _cache_file() -> Path:
 def _cache_has(digest: str) -> bool:
     try:
         return digest in _cache_file().read_text().split()
-    except OSError:
+    except (OSError, ValueError):  # unreadable or not text: treat as a miss
         return False
 
 
@@ -160,7 +167,10 @@ def _cache_add(digest: str) -> None:
     path = _cache_file()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        known = path.read_text().split() if path.exists() else []
+        try:
+            known = path.read_text().split() if path.exists() else []
+        except ValueError:
+            known = []
         known = [*known[-(_CACHE_LIMIT - 1) :], digest]
         from the_loop.atomic import write_text
 

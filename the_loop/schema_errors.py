@@ -6,6 +6,7 @@ code that really validates reaches this module.
 
 from __future__ import annotations
 
+import datetime
 import difflib
 from typing import Any
 
@@ -48,6 +49,11 @@ def _schema_hint(error: ValidationError) -> str | None:
     hint = error.schema.get(HINT) if isinstance(error.schema, dict) else None
     if hint is None and isinstance(error.parent, ValidationError):
         hint = error.parent.schema.get(HINT)
+    if hint is None:  # e.g. an if/then branch: the key's own schema carries the hint
+        from the_loop.schema import subschema
+
+        own = subschema(tuple(error.absolute_path))
+        hint = own.get(HINT) if own else None
     return hint if isinstance(hint, str) else None
 
 
@@ -114,7 +120,15 @@ def _pattern(error: ValidationError, path: tuple[str | int, ...]) -> list[Schema
     return [SchemaIssue(path, message, hint)]
 
 
+def _min_items(error: ValidationError, path: tuple[str | int, ...]) -> list[SchemaIssue]:
+    count = error.validator_value
+    message = "must not be empty" if count == 1 else f"needs at least {count} items"
+    return [SchemaIssue(path, message, _schema_hint(error))]
+
+
 def _describe(value: Any) -> str:
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return f"the date {value.isoformat()} (YAML reads it as a date; quote it for text)"
     if value is None:
         return "nothing (null)"
     if isinstance(value, bool):
@@ -138,4 +152,5 @@ _HANDLERS = {
     "exclusiveMinimum": _bound,
     "exclusiveMaximum": _bound,
     "pattern": _pattern,
+    "minItems": _min_items,
 }

@@ -68,6 +68,8 @@ def _problem(
     line = mark.line + first_line if mark is not None else None
     col = mark.column + 1 if mark is not None else None
     problem = (exc.problem or exc.context or "invalid YAML").strip()
+    if exc.context and exc.problem and "found another document" in exc.problem:
+        problem = f"{exc.context.strip()}, {problem}"  # which rule was broken, and where
     if summary:
         key = _duplicate_key(exc)
         problem = f"duplicate key {key!r}" if key else summary
@@ -119,6 +121,26 @@ def to_plain(node: Any) -> Any:
     return node
 
 
+def key_collisions(node: Any, path: JsonPath = ()) -> list[tuple[JsonPath, str]]:
+    """Keys that differ in YAML but become one key as text (``1:`` and ``"1":``).
+
+    Returns ``(path of the later key, key text)`` for each collision.
+    """
+    found: list[tuple[JsonPath, str]] = []
+    if isinstance(node, dict):
+        seen: set[str] = set()
+        for key, value in node.items():
+            text = str(key)
+            if text in seen:
+                found.append(((*path, text), text))
+            seen.add(text)
+            found.extend(key_collisions(value, (*path, text)))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            found.extend(key_collisions(value, (*path, index)))
+    return found
+
+
 def locate(root: Any, path: Iterable[str | int], *, first_line: int = 1) -> tuple[int, int] | None:
     """The 1-based ``(line, col)`` of the value at ``path``, or the nearest ancestor.
 
@@ -150,7 +172,10 @@ def _child_position(node: Any, part: str | int, first_line: int) -> tuple[int, i
         key = _map_key(node, part)
         if key is _MISSING:
             return None
-        line, col = node.lc.key(key)
+        try:
+            line, col = node.lc.key(key)
+        except KeyError:  # a key brought in by a merge (<<: *anchor) has no own position
+            return None
         return line + first_line, col + 1
     if isinstance(node, CommentedSeq) and isinstance(part, int) and 0 <= part < len(node):
         line, col = node.lc.item(part)
