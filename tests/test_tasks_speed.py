@@ -1,0 +1,85 @@
+"""The reader stays linear: large generated files and inputs built to make regexes backtrack.
+
+Bounds are loose (several times the measured time on a slow shared machine): they
+catch quadratic behaviour, not small regressions.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from the_loop.tasks import parse_tasks
+
+pytestmark = pytest.mark.slow
+
+PATH = Path("tasks.md")
+
+
+def template_file(count: int) -> str:
+    lines = ["---", "type: tasks", "status: approved", "---", "", "# Tasks", "", "## Task list", ""]
+    for n in range(1, count + 1):
+        lines.append(f"- [{'x' if n % 3 else ' '}] {n}. Build component {n} of the system")
+        lines.append(f"  - _Depends on:_ {'none' if n == 1 else f'{max(1, n - 7)}, {n - 1}'}")
+        lines.append(f"  - _Requirements:_ R{n % 40 + 1}, R{n % 7 + 1}.2")
+        lines.append(f"  - _Test:_ `pytest tests/test_c{n}.py -q`")
+    return "\n".join(lines) + "\n"
+
+
+def best_of(runs: int, action: Callable[[], object]) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def test_ten_thousand_and_a_hundred_thousand_tasks() -> None:
+    small, large = template_file(10_000), template_file(100_000)
+    result = parse_tasks(large, PATH)
+    assert len(result.tasks) == 100_000 and result.findings == ()
+    assert result.tasks[-1].depends_on == ("99993", "99999")
+    small_time = best_of(3, lambda: parse_tasks(small, PATH))
+    large_time = best_of(1, lambda: parse_tasks(large, PATH))
+    assert small_time < 1.0
+    assert large_time < 10.0
+    assert large_time < 25 * small_time  # linear, with room for noise (quadratic is 100x)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- [ ] 1. Title\n" + "  continuation line of the paragraph\n" * 50_000,
+        "- [ ] 1. Title\n  - " + "_Test:_ `x` — " * 20_000 + "\n",
+        "- [ ] 1. Title\n  - _Requirements:_ " + "abcdefgh " * 100_000 + "\n",
+        "- [ ] 1. Title\n  - _Requirements:_ " + "R1, " * 100_000 + "x\n",
+        "- [ ] 1. Title\n  - _Depends on:_ " + "1, " * 100_000 + "x\n",
+        "- [ ] " + "1." * 100_000 + " Title\n",
+        "- [ ] 1. " + "(" * 100_000 + "\n  - _Requirements:_ " + "(" * 100_000 + "\n",
+        "- [ ] **T1 — " + "*" * 200_000 + "\n",
+        "- [ ] **T1 — a.** " + "depends on " * 50_000 + "\n",
+        "```mermaid\nflowchart LR\n" + "  T1 -- a " * 20_000 + "\n```\n",
+        "```mermaid\nflowchart LR\n  " + " --> ".join(f"T{n}" for n in range(20_000)) + "\n```\n",
+        "- [ ] 1. x\n" * 30_000 + "  - _Depends on:_ all\n",
+    ],
+    ids=[
+        "long-paragraph",
+        "many-fields-on-one-line",
+        "long-requirement-prose",
+        "long-requirement-list",
+        "long-depends-list",
+        "deep-dotted-id",
+        "open-parentheses",
+        "unclosed-bold",
+        "repeated-prose-clauses",
+        "mermaid-text-links",
+        "mermaid-long-chain",
+        "many-tasks-then-all",
+    ],
+)
+def test_inputs_built_to_backtrack_stay_fast(text: str) -> None:
+    assert best_of(1, lambda: parse_tasks(text, PATH)) < 3.0
