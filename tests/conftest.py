@@ -115,7 +115,12 @@ def loop(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
         if cwd is not None:
             monkeypatch.chdir(cwd)
         res = runner.invoke(
-            cli, list(args), input=input, env=dict(env or {}), catch_exceptions=False
+            cli,
+            list(args),
+            input=input,
+            env=dict(env or {}),
+            catch_exceptions=False,
+            prog_name="loop",
         )
         return Result(res.exit_code, res.stdout, res.stderr)
 

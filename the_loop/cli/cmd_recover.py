@@ -1,0 +1,102 @@
+"""Recovery: ``loop reset confirm|abort`` and ``loop doctor``."""
+
+from __future__ import annotations
+
+import click
+
+from the_loop.cli import Env
+from the_loop.cli.output import bad, dim, emit_json, good, json_option, wants_json, warn
+from the_loop.errors import ExitCode
+
+ITEM = click.argument("item_ref", metavar="ID")
+CHECKPOINT = click.option(
+    "--checkpoint",
+    "checkpoint_id",
+    metavar="CHECKPOINT",
+    help="Which checkpoint's reset (default: the item's latest open one).",
+)
+
+
+@click.group()
+def reset() -> None:
+    """Confirm or abort the reset that followed a checkpoint."""
+
+
+@reset.command()
+@ITEM
+@click.option(
+    "--session",
+    required=True,
+    envvar="LOOP_SESSION_ID",
+    metavar="ID",
+    help="The session id now: the same one after a compaction, a new one after a clear.",
+)
+@CHECKPOINT
+@json_option
+@click.pass_obj
+def confirm(
+    env: Env, item_ref: str, session: str, checkpoint_id: str | None, json_output: bool
+) -> None:
+    """Confirm the reset happened (compact: same session, clear: new)."""
+    from the_loop.project import open_item
+    from the_loop.resets import confirm as run
+
+    ctx = open_item(env.root, item_ref, cwd=env.cwd)
+    record = run(ctx.project.root, ctx.item.id, session, checkpoint=checkpoint_id)
+    if wants_json(env, json_output):
+        emit_json(record.to_json())
+        return
+    click.echo(
+        good("confirmed ")
+        + f"{record.mode} after checkpoint {record.checkpoint}"
+        + (dim(f" ({record.note})") if record.note else "")
+    )
+
+
+@reset.command()
+@ITEM
+@CHECKPOINT
+@click.option("--reason", help="Why the reset did not happen.")
+@json_option
+@click.pass_obj
+def abort(
+    env: Env, item_ref: str, checkpoint_id: str | None, reason: str | None, json_output: bool
+) -> None:
+    """Record that the reset did not happen (it is never replayed)."""
+    from the_loop.project import open_item
+    from the_loop.resets import abort as run
+
+    ctx = open_item(env.root, item_ref, cwd=env.cwd)
+    record = run(ctx.project.root, ctx.item.id, checkpoint=checkpoint_id, reason=reason)
+    if wants_json(env, json_output):
+        emit_json(record.to_json())
+        return
+    click.echo(warn("aborted ") + f"{record.mode} after checkpoint {record.checkpoint}")
+
+
+@click.command()
+@click.option("--repair", is_flag=True, help="Finish (or undo) an interrupted checkpoint.")
+@click.option(
+    "--discard", is_flag=True, help="Drop an interrupted checkpoint that can no longer be finished."
+)
+@json_option
+@click.pass_obj
+def doctor(env: Env, repair: bool, discard: bool, json_output: bool) -> None:
+    """Find interrupted checkpoints and open resets; --repair fixes them.
+
+    Exit 1 while something needs attention (after --repair, only what is left).
+    """
+    from the_loop.doctor import diagnose
+
+    report = diagnose(env.root, repair=repair, discard=discard)
+    if wants_json(env, json_output):
+        emit_json(report.to_json())
+    else:
+        for line in report.lines():
+            click.echo(line)
+        if report.healthy:
+            click.echo(good("ok: ") + "nothing needs attention")
+        else:
+            click.echo(bad("needs attention"))
+    if not report.healthy:
+        raise click.exceptions.Exit(int(ExitCode.FAILURE))

@@ -1,0 +1,312 @@
+"""Tasks and checkpoints: ``task start|done``, ``checkpoint``, ``pressure``,
+``execute-tasks``, ``log`` and ``resume``."""
+
+from __future__ import annotations
+
+import click
+
+from the_loop.cli import Env
+from the_loop.cli.directive import SESSION, echo_dry, echo_outcome, mark_dispatched
+from the_loop.cli.output import dim, emit_json, good, heading, json_option, wants_json, warn
+from the_loop.errors import UsageError
+
+ITEM = click.argument("item_ref", metavar="ID")
+TASK = click.argument("task_id", metavar="N")
+
+
+@click.group()
+def task() -> None:
+    """Start or finish one task of a work item."""
+
+
+@task.command()
+@ITEM
+@TASK
+@json_option
+@click.pass_obj
+def start(env: Env, item_ref: str, task_id: str, json_output: bool) -> None:
+    """Mark task N in progress (refused while a dependency is open)."""
+    from the_loop.project import open_item
+    from the_loop.taskops import start_task
+
+    started = start_task(open_item(env.root, item_ref, cwd=env.cwd), task_id)
+    if wants_json(env, json_output):
+        emit_json({"task": started.id, "state": "in-progress"})
+        return
+    click.echo(good("started ") + f"task {started.id}: {started.title}")
+
+
+@task.command()
+@ITEM
+@TASK
+@click.option("--did", required=True, help="What was done (goes into the log entry).")
+@click.option(
+    "--next", "next_step", required=True, help="The concrete next step a fresh session can act on."
+)
+@click.option("--tests", help='Tests run and their result, e.g. "pytest -q: 42 passed".')
+@click.option("--blockers", default="none", show_default=True, help="Anything waiting on a human.")
+@click.option(
+    "--verify",
+    is_flag=True,
+    help="Run the task's _Test:_ command first; a failing test means not done.",
+)
+@SESSION
+@json_option
+@click.pass_obj
+def done(
+    env: Env,
+    item_ref: str,
+    task_id: str,
+    did: str,
+    next_step: str,
+    tests: str | None,
+    blockers: str,
+    verify: bool,
+    session: str | None,
+    json_output: bool,
+) -> None:
+    """Finish task N: checkpoint, then print the reset to perform.
+
+    The checkpoint ticks the task in tasks.md, appends an execution-log entry
+    (Did, Checkpoint/tests, Next, Context), mirrors the phase and commits the
+    work in progress; only then is the reset directive printed.
+    """
+    from the_loop.project import open_item
+    from the_loop.taskops import done_task
+    from the_loop.taskops import verify as run_verify
+
+    ctx = open_item(env.root, item_ref, cwd=env.cwd)
+    verification = None
+    if verify or ctx.config.checkpoint.verify_tests:
+        verification = run_verify(ctx, task_id)
+    outcome = done_task(
+        ctx,
+        task_id,
+        did=did,
+        next_step=next_step,
+        tests=tests,
+        blockers=blockers,
+        verification=verification,
+        session=session,
+    )
+    if wants_json(env, json_output):
+        emit_json(outcome.to_json())
+        mark_dispatched(outcome, ctx.project.root)
+        return
+    echo_outcome(outcome, ctx.project.root, then=f"loop execute-tasks {ctx.item.id}")
+
+
+@click.command(name="checkpoint")
+@ITEM
+@click.option("--mid-task", is_flag=True, help="An interim checkpoint inside an unfinished task.")
+@click.option("--task", "task_id", metavar="N", help="The task (default: the one in progress).")
+@click.option("--tokens", type=int, help="Tokens in use in the context window.")
+@click.option("--window", type=int, help="Size of the context window, in tokens.")
+@click.option("--percent", type=float, help="Percent of the window in use (instead of --window).")
+@click.option("--did", required=True, help="What was done so far.")
+@click.option("--next", "next_step", required=True, help="The concrete next step.")
+@click.option("--tests", help="Tests run and their result.")
+@SESSION
+@json_option
+@click.pass_obj
+def checkpoint_cmd(
+    env: Env,
+    item_ref: str,
+    mid_task: bool,
+    task_id: str | None,
+    tokens: int | None,
+    window: int | None,
+    percent: float | None,
+    did: str,
+    next_step: str,
+    tests: str | None,
+    session: str | None,
+    json_output: bool,
+) -> None:
+    """An interim checkpoint mid-task; compacts when the window is full.
+
+    The pressure verdict has two arms, tokens in use and percent of the window;
+    the stricter wins. Any verdict above no_op means compaction (never a clear
+    inside an unfinished task); a missing token count is reported as a gap.
+    """
+    from the_loop.project import open_item
+    from the_loop.taskops import mid_task as run
+
+    if not mid_task:
+        raise UsageError(
+            "only --mid-task checkpoints are taken with `loop checkpoint`",
+            hint="a finished task is checkpointed by `loop task done`",
+        )
+    ctx = open_item(env.root, item_ref, cwd=env.cwd)
+    outcome, reading = run(
+        ctx,
+        did=did,
+        next_step=next_step,
+        task_id=task_id,
+        tokens=tokens,
+        window=window,
+        percent=percent,
+        tests=tests,
+        session=session,
+    )
+    if wants_json(env, json_output):
+        emit_json({**outcome.to_json(), "pressure": reading.to_json()})
+        mark_dispatched(outcome, ctx.project.root)
+        return
+    verdict = reading.verdict.value if reading.verdict else "unknown"
+    click.echo(
+        heading("pressure: ")
+        + verdict
+        + dim(f" (tokens arm: {_arm(reading.token_arm)}, percent arm: {_arm(reading.percent_arm)})")
+    )
+    for gap in reading.gaps:
+        click.echo(warn("gap: ") + gap)
+    echo_outcome(outcome, ctx.project.root, then="carry on with the task")
+
+
+def _arm(value: object) -> str:
+    return getattr(value, "value", "n/a")
+
+
+@click.command()
+@click.option("--tokens", type=int, help="Tokens in use in the context window.")
+@click.option("--window", type=int, help="Size of the context window, in tokens.")
+@click.option("--percent", type=float, help="Percent of the window in use.")
+@click.option("--item", "item_ref", metavar="ID", help="Use this work item's overrides.")
+@json_option
+@click.pass_obj
+def pressure(
+    env: Env,
+    tokens: int | None,
+    window: int | None,
+    percent: float | None,
+    item_ref: str | None,
+    json_output: bool,
+) -> None:
+    """The context-pressure verdict for a reading; writes nothing."""
+    from the_loop.policy import pressure_verdict
+    from the_loop.project import open_item, open_project
+
+    config = (
+        open_item(env.root, item_ref, cwd=env.cwd).config
+        if item_ref
+        else open_project(env.root).config
+    )
+    reading = pressure_verdict(
+        config.context.pressure, tokens=tokens, window=window, percent=percent
+    )
+    if wants_json(env, json_output):
+        emit_json(reading.to_json())
+        return
+    verdict = reading.verdict.value if reading.verdict else "unknown"
+    click.echo(
+        f"{verdict}"
+        + dim(
+            f"  (tokens arm: {_arm(reading.token_arm)}, percent arm: {_arm(reading.percent_arm)})"
+        )
+    )
+    for gap in reading.gaps:
+        click.echo(warn("gap: ") + gap)
+
+
+@click.command(name="execute-tasks")
+@ITEM
+@click.option("--dry-run", is_flag=True, help="Only say what would be done.")
+@SESSION
+@json_option
+@click.pass_obj
+def execute_tasks(
+    env: Env, item_ref: str, dry_run: bool, session: str | None, json_output: bool
+) -> None:
+    """Walk the task DAG, one step per call (guide mode).
+
+    Entering implementation crosses a phase boundary: checkpoint and the
+    phaseBoundary reset. Otherwise hands out the next ready task (marked in
+    progress) with its brief. Report back with `loop task done`, then call
+    this again. When every task is done the item moves to needs-review.
+    """
+    from the_loop.execute import execute_step
+    from the_loop.project import open_item
+
+    ctx = open_item(env.root, item_ref, cwd=env.cwd)
+    step = execute_step(ctx, dry_run=dry_run, session=session)
+    if wants_json(env, json_output):
+        emit_json(step.to_json())
+        if step.crossing and step.crossing.outcome:
+            mark_dispatched(step.crossing.outcome, ctx.project.root)
+        return
+    crossing = step.crossing
+    if crossing is not None:
+        if crossing.outcome is None:
+            echo_dry(crossing.decision, f"checkpoint into {crossing.to_phase}")
+        else:
+            then = (
+                f"loop work-on {ctx.item.id}"
+                if crossing.to_phase == "needs-review"
+                else f"loop execute-tasks {ctx.item.id}"
+            )
+            echo_outcome(crossing.outcome, ctx.project.root, then=then)
+    if step.brief:
+        if crossing is not None:
+            click.echo("")
+        click.echo(step.brief, nl=False)
+
+
+@click.command(name="log")
+@ITEM
+@click.option(
+    "--last",
+    "last",
+    type=int,
+    default=5,
+    show_default=True,
+    help="How many entries, newest last (0: all).",
+)
+@json_option
+@click.pass_obj
+def log_cmd(env: Env, item_ref: str, last: int, json_output: bool) -> None:
+    """List execution-log entries."""
+    from the_loop.execlog import read_log, tail_entries
+    from the_loop.project import open_item
+
+    ctx = open_item(env.root, item_ref, cwd=env.cwd)
+    path = ctx.item.artifacts["execution-log"].path
+    if not path.exists():
+        raise UsageError(
+            f"{ctx.item.id} has no execution-log.md yet",
+            hint=f"`loop work-on {ctx.item.id}` starts it",
+        )
+    entries = read_log(path).entries if last <= 0 else tuple(tail_entries(path, last))
+    if wants_json(env, json_output):
+        emit_json([e.to_json() for e in entries])
+        return
+    for entry in entries:
+        click.echo(heading(f"{entry.stamp} — {entry.summary}"))
+        for key, value in entry.fields.items():
+            first, *rest = value.split("\n")
+            click.echo(f"  {key}: {first}")
+            for line in rest:
+                click.echo(f"    {line}")
+
+
+@click.command()
+@ITEM
+@json_option
+@click.pass_obj
+def resume(env: Env, item_ref: str, json_output: bool) -> None:
+    """The resume brief: the last Next:, the ready tasks, what to read.
+
+    Bounded to about 2,000 tokens however long the log is; meant to be the
+    first thing a fresh session reads after a clear.
+    """
+    from the_loop.briefs import resume_brief
+    from the_loop.project import open_item
+    from the_loop.report import ItemReport
+
+    report = ItemReport(open_item(env.root, item_ref, cwd=env.cwd))
+    text = resume_brief(report)
+    if wants_json(env, json_output):
+        entry = report.last_entry
+        emit_json({"item": report.id, "brief": text, "next": entry.next if entry else None})
+        return
+    click.echo(text, nl=False)

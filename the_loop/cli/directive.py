@@ -1,0 +1,94 @@
+"""Printing a checkpoint and the reset directive that follows it.
+
+The directive is the last thing a checkpointing command prints; once printed,
+the reset record moves from prepared to dispatched.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from the_loop.checkpoint import Outcome
+from the_loop.cli.output import bad, dim, good, heading, warn
+from the_loop.policy import Decision, Reset
+
+SESSION = click.option(
+    "--session",
+    envvar="LOOP_SESSION_ID",
+    metavar="ID",
+    help="The agent session taking this checkpoint (env LOOP_SESSION_ID); lets "
+    "`loop reset confirm` tell a compaction (same session) from a clear (new one).",
+)
+
+_HOW = {
+    Reset.CLEAR: "clear the context now: end this session and start a fresh one "
+    "(Claude Code: /clear; Codex: /new)",
+    Reset.COMPACT: "compact the context now (Claude Code and Codex: /compact), keeping the "
+    "design constraints and conventions, dropping finished work",
+    Reset.NONE: "no reset: carry on in this session",
+}
+
+
+def checkpoint_lines(outcome: Outcome) -> list[str]:
+    """What the checkpoint did, in one or two lines."""
+    parts = []
+    if outcome.task:
+        parts.append(f"task {outcome.task} ticked")
+    parts.append("log entry written")
+    if outcome.phase:
+        parts.append(f"phase {outcome.phase}")
+    if outcome.commit:
+        parts.append(f"committed {outcome.commit[:10]}")
+    elif outcome.commit_status == "skipped":
+        parts.append("not committed (see the entry's WIP line)")
+    else:
+        parts.append(outcome.commit_status)
+    lines = [good("checkpoint ") + outcome.id + dim(": " + ", ".join(parts))]
+    lines += [warn("warning: ") + w for w in outcome.warnings]
+    return lines
+
+
+def directive_lines(decision: Decision, item: str, *, then: str) -> list[str]:
+    """The reset directive and what to run after it."""
+    colour = {"clear": "red", "compact": "yellow", "none": "green"}[decision.reset.value]
+    lines = [
+        heading("reset: ")
+        + click.style(decision.reset.value, fg=colour, bold=True)
+        + dim(f" — {decision.reason}"),
+        f"  {_HOW[decision.reset]}",
+    ]
+    if decision.reset is not Reset.NONE:
+        same = "the same" if decision.reset is Reset.COMPACT else "the new"
+        lines.append(f"  then, from {same} session: loop reset confirm {item} --session <id>")
+    lines.append(f"  then: {then}")
+    return lines
+
+
+def echo_outcome(outcome: Outcome, root: Path, *, then: str) -> None:
+    """Print the checkpoint and its directive, then mark the reset dispatched."""
+    for line in checkpoint_lines(outcome):
+        click.echo(line)
+    for line in directive_lines(outcome.reset, outcome.item, then=then):
+        click.echo(line)
+    mark_dispatched(outcome, root)
+
+
+def mark_dispatched(outcome: Outcome, root: Path) -> None:
+    if outcome.record is not None:
+        from the_loop.resets import mark_dispatched as dispatched
+
+        dispatched(root, outcome.record)
+
+
+def echo_dry(decision: Decision, what: str) -> None:
+    click.echo(
+        warn("dry run: ")
+        + f"would {what}; then reset: {decision.reset.value} "
+        + dim(f"({decision.reason})")
+    )
+
+
+def refused(text: str) -> str:
+    return bad(text)

@@ -1,0 +1,66 @@
+"""The one place that turns exceptions into messages and exit codes.
+
+``LoopError`` → its own message and exit code; Ctrl-C → 130; anything else is
+a bug in loop → exit 3 with a one-line message (the traceback only with
+``--debug``). The table is pinned by tests/test_exit_codes.py.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import click
+
+from the_loop.errors import ExitCode, LoopError, Where
+
+T = TypeVar("T")
+
+
+def guarded(call: Callable[[], T], *, debug: bool) -> T:
+    """Run ``call``; map failures onto ``click.exceptions.Exit`` with our codes."""
+    try:
+        return call()
+    except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
+        raise
+    except LoopError as exc:
+        if debug:
+            traceback.print_exc(file=sys.stderr)
+        click.echo(_styled_error(_relative(exc).render()), err=True)
+        raise click.exceptions.Exit(int(exc.exit_code)) from None
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        raise click.exceptions.Exit(int(ExitCode.INTERRUPTED)) from None
+    except BrokenPipeError:
+        # The reader went away (e.g. `loop graph | head`); nothing left to say.
+        sys.stderr.close()
+        raise click.exceptions.Exit(int(ExitCode.FAILURE)) from None
+    except Exception as exc:
+        if debug:
+            traceback.print_exc(file=sys.stderr)
+        click.echo(
+            f"internal error: {type(exc).__name__}: {exc}\n"
+            "this is a bug in loop; run the command again with --debug for the traceback",
+            err=True,
+        )
+        raise click.exceptions.Exit(int(ExitCode.INTERNAL)) from None
+
+
+def _relative(exc: LoopError) -> LoopError:
+    """Show the error's path relative to the current folder when it lies inside it."""
+    where = exc.where
+    if where is not None and Path(where.path).is_absolute():
+        try:
+            exc.where = Where(Path(where.path).relative_to(Path.cwd()), where.line, where.col)
+        except ValueError:
+            pass
+    return exc
+
+
+def _styled_error(text: str) -> str:
+    first, _, rest = text.partition("\n")
+    head = click.style("error: ", fg="red", bold=True) + first
+    return head + ("\n" + rest if rest else "")

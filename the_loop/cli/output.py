@@ -1,0 +1,94 @@
+"""Rendering helpers shared by commands: JSON, findings, and a little colour.
+
+click strips colour codes when output is not a terminal, so commands style
+freely and pipes stay clean.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from the_loop.cli import Env
+from the_loop.errors import Where
+from the_loop.findings import Finding, Level
+
+F = TypeVar("F", bound=Callable[..., Any])
+_LEVEL_COLOURS = {Level.ERROR: "red", Level.WARNING: "yellow", Level.INFO: "cyan"}
+
+
+def json_option(func: F) -> F:
+    """Add ``--json`` to a reporting command (the global ``loop --json`` works too)."""
+    return click.option("--json", "json_output", is_flag=True, help="Print the result as JSON.")(
+        func
+    )
+
+
+def wants_json(env: Env, flag: bool) -> bool:
+    return flag or env.json
+
+
+def emit_json(data: Any) -> None:
+    """Print ``data`` as indented JSON on stdout."""
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def shown_path(path: Path | str, cwd: Path | None = None) -> str:
+    """A path as the user should see it: relative to the current folder when inside it."""
+    path = Path(path)
+    base = cwd or Path.cwd()
+    if path.is_absolute():
+        try:
+            return str(path.relative_to(base))
+        except ValueError:
+            return str(path)
+    return str(path)
+
+
+def relative_finding(finding: Finding) -> Finding:
+    """The same finding with its path shown relative to the current folder."""
+    if finding.where is None:
+        return finding
+    where = Where(shown_path(finding.where.path), finding.where.line, finding.where.col)
+    return replace(finding, where=where)
+
+
+def finding_line(finding: Finding) -> str:
+    """One finding as ``file:line: level: message`` with its hint indented below."""
+    finding = relative_finding(finding)
+    place = f"{finding.where}: " if finding.where else ""
+    level = click.style(finding.level.value, fg=_LEVEL_COLOURS[finding.level], bold=True)
+    text = f"{place}{level}: {finding.message}"
+    if finding.hint:
+        text += "\n    " + click.style("hint: ", dim=True) + finding.hint
+    return text
+
+
+def echo_findings(findings: Iterable[Finding]) -> None:
+    for finding in findings:
+        click.echo(finding_line(finding))
+
+
+def heading(text: str) -> str:
+    return click.style(text, bold=True)
+
+
+def dim(text: str) -> str:
+    return click.style(text, dim=True)
+
+
+def good(text: str) -> str:
+    return click.style(text, fg="green")
+
+
+def bad(text: str) -> str:
+    return click.style(text, fg="red")
+
+
+def warn(text: str) -> str:
+    return click.style(text, fg="yellow")
