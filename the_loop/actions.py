@@ -76,6 +76,10 @@ def _artifact_action(report: ItemReport, kind: str) -> Action | None:
     lock = report.locks[kind]
     item_id = report.id
     name = report.item.artifact(kind).path.name
+    if kind == "requirements" and report.item.is_bug:
+        kind_word = "bugfix"  # what the user sees in the folder, and what approve accepts
+    else:
+        kind_word = kind
     phase = _PHASE_OF[kind]
     if not lock.exists:
         return Action(
@@ -90,7 +94,7 @@ def _artifact_action(report: ItemReport, kind: str) -> Action | None:
         return Action(
             "reapprove",
             f"{name} is stale ({why}): review it and approve it again",
-            f"loop approve {item_id} {kind} --by @you",
+            f"loop approve {item_id} {kind_word} --by @you",
             phase,
             artifact=kind,
         )
@@ -100,14 +104,14 @@ def _artifact_action(report: ItemReport, kind: str) -> Action | None:
         return Action(
             "approve",
             f"{name} awaits approval",
-            f"loop approve {item_id} {kind} --by @you",
+            f"loop approve {item_id} {kind_word} --by @you",
             phase,
             artifact=kind,
         )
     return Action(
         "revise",
         f"finish {name} ({lock.label}), then ask for review",
-        f"loop approve {item_id} {kind} --by @you",
+        f"loop approve {item_id} {kind_word} --by @you",
         phase,
         artifact=kind,
     )

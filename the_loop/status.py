@@ -91,5 +91,5 @@ def item_status(report: ItemReport) -> ItemStatus:
         resume=report.last_entry,
         open_resets=tuple(resets.open_resets(root, report.id)),
         interrupted_checkpoint=interrupted,
-        finding_counts=counts(report.findings(deep=False)),
+        finding_counts=counts(report.findings()),
     )

@@ -159,18 +159,19 @@ def _status_table(views: list[ItemStatus]) -> None:
         click.echo('no work items yet; `loop new "<title>"` creates one')
         return
     width = max(len(v.id) for v in views)
+    disagree = False
     for v in views:
         tasks = f"{v.done}/{v.total}" if v.total else "-"
-        phase = v.phase.implied
-        flag = ""
-        if v.phase.relation not in ("same", "pending", "unrecorded"):
-            flag = bad(f" (log: {v.phase.recorded})")
-        counts = v.finding_counts
-        notes = _counts_text(counts)
+        mismatch = v.phase.relation not in ("same", "pending", "unrecorded")
+        disagree = disagree or mismatch
+        phase = f"{v.phase.implied}{'!' if mismatch else ''}"
+        notes = _counts_text(v.finding_counts)
         click.echo(
-            f"{v.id:<{width}}  {phase:<23}{flag}  {tasks:>7}  "
-            f"{v.action.text}" + (f"  {notes}" if notes else "")
+            f"{v.id:<{width}}  {bad(f'{phase:<24}') if mismatch else f'{phase:<24}'}"
+            f"{tasks:>7}  {v.action.text}" + (f"  {notes}" if notes else "")
         )
+    if disagree:
+        click.echo(dim("! the log records another phase: `loop status ID` shows both"))
 
 
 @click.command(name="next")
