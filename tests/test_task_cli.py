@@ -470,7 +470,7 @@ NO_WINDOW = "gap: no window size or percent: the percent arm could not be applie
     [
         (
             ("--percent", "80"),
-            "pressure: selective_drop (tokens arm: n/a, percent arm: selective_drop)",
+            "pressure: selective_drop  (tokens arm: n/a, percent arm: selective_drop)",
             NO_TOKENS,
             "compact",
             "pressure verdict selective_drop (contextManagement.midTask: compact; "
@@ -478,7 +478,7 @@ NO_WINDOW = "gap: no window size or percent: the percent arm could not be applie
         ),
         (
             ("--percent", "95"),
-            "pressure: full_clear (tokens arm: n/a, percent arm: full_clear)",
+            "pressure: full_clear  (tokens arm: n/a, percent arm: full_clear)",
             NO_TOKENS,
             "compact",
             "pressure verdict full_clear (contextManagement.midTask: compact; "
@@ -486,14 +486,14 @@ NO_WINDOW = "gap: no window size or percent: the percent arm could not be applie
         ),
         (
             ("--percent", "10"),
-            "pressure: no_op (tokens arm: n/a, percent arm: no_op)",
+            "pressure: no_op  (tokens arm: n/a, percent arm: no_op)",
             NO_TOKENS,
             "none",
             "pressure verdict no_op",
         ),
         (
             ("--tokens", "250000"),
-            "pressure: selective_drop (tokens arm: selective_drop, percent arm: n/a)",
+            "pressure: selective_drop  (tokens arm: selective_drop, percent arm: n/a)",
             NO_WINDOW,
             "compact",
             "pressure verdict selective_drop (contextManagement.midTask: compact; "

@@ -13,7 +13,7 @@ from the_loop import checkpoint, clock, plans
 from the_loop.checkpoint import Outcome
 from the_loop.config import PHASES
 from the_loop.policy import Boundary, Decision, Reset, boundary_reset
-from the_loop.report import ItemReport
+from the_loop.report import ItemReport, fresh_report
 
 # The artifact whose approval opens each phase.
 _OPENED_BY = {
@@ -110,7 +110,7 @@ def cross(
     chosen: list[Crossing] = []
 
     def plan() -> checkpoint.Plan | None:
-        fresh = _reload(report)
+        fresh = fresh_report(report.ctx)
         if not _needs_crossing(fresh, target):
             return None
         recorded = fresh.phase.recorded
@@ -142,15 +142,6 @@ def cross(
     return Crossing(crossing.from_phase, target, crossing.decision, outcome)
 
 
-def _reload(report: ItemReport) -> ItemReport:
-    from the_loop.project import item_context
-    from the_loop.workitem import load_item
-
-    ctx = report.ctx
-    item = load_item(ctx.item.path, ctx.item.spec_root)
-    return ItemReport(item_context(ctx.project, item))
-
-
 def _skipped(recorded: str | None, target: str) -> list[str]:
     """Phases passed over when several approvals happened between two sessions."""
     if recorded not in PHASES:
@@ -171,7 +162,7 @@ def sync_mirror(
         return Crossing(state.recorded, state.implied, decision, None)
 
     def plan() -> checkpoint.Plan | None:
-        fresh = _reload(report)
+        fresh = fresh_report(report.ctx)
         if fresh.phase.recorded != state.recorded or fresh.phase.implied != state.implied:
             return None  # something changed meanwhile: nothing to repair as planned
         entry = plans.EntryText(

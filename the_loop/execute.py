@@ -16,10 +16,9 @@ from the_loop.actions import Action, next_action
 from the_loop.crossing import Crossing, cross
 from the_loop.errors import RefusedError, Where
 from the_loop.policy import Reset
-from the_loop.project import ItemContext, item_context
-from the_loop.report import ItemReport
+from the_loop.project import ItemContext
+from the_loop.report import ItemReport, fresh_report
 from the_loop.tasks import TaskState, set_state
-from the_loop.workitem import load_item
 
 
 @dataclass(frozen=True)
@@ -61,10 +60,6 @@ class ExecuteStep:
         }
 
 
-def _reload(ctx: ItemContext) -> ItemReport:
-    return ItemReport(item_context(ctx.project, load_item(ctx.item.path, ctx.item.spec_root)))
-
-
 def execute_step(
     ctx: ItemContext, *, dry_run: bool = False, session: str | None = None
 ) -> ExecuteStep:
@@ -90,7 +85,7 @@ def execute_step(
             step = ExecuteStep("crossed", report, action, crossing)
             if step.deferred or dry_run:
                 return step
-            report = _reload(ctx)
+            report = fresh_report(ctx)
             return _hand_out(ctx, report, dry_run, crossing)
     return _hand_out(ctx, report, dry_run, None)
 
@@ -119,11 +114,11 @@ def _hand_out(
     task = report.dag.task(action.task) if report.dag else None
     if task is not None and task.state is TaskState.OPEN and not dry_run:
         with checkpoint.locked(ctx.project.root):
-            current = _reload(ctx)
+            current = fresh_report(ctx)
             fresh = current.dag.task(task.id) if current.dag else None
             if fresh is not None and fresh.state is TaskState.OPEN:
                 set_state(current.item.artifacts["tasks"].path, task.id, TaskState.IN_PROGRESS)
-        report = _reload(ctx)
+        report = fresh_report(ctx)
         action = next_action(report)
     return ExecuteStep("task", report, action, crossing, brief(report, action))
 
@@ -147,4 +142,4 @@ def _finish(
     step = ExecuteStep("complete", report, action, crossing)
     if step.deferred or dry_run:
         return step
-    return ExecuteStep("complete", _reload(ctx), action, crossing, brief(report, action))
+    return ExecuteStep("complete", fresh_report(ctx), action, crossing, brief(report, action))

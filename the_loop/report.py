@@ -157,6 +157,14 @@ class ItemReport:
         return count + (len(self.tasks.tasks) if self.tasks else 0)
 
 
+def fresh_report(ctx: ItemContext) -> ItemReport:
+    """A new report on the item as it is on disk now (files change under a lock)."""
+    from the_loop.project import item_context
+    from the_loop.workitem import load_item
+
+    return ItemReport(item_context(ctx.project, load_item(ctx.item.path, ctx.item.spec_root)))
+
+
 def _first_heading(path: Path) -> str | None:
     with path.open("rb") as handle:
         head = handle.read(8192).decode("utf-8", errors="replace")

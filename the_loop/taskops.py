@@ -10,18 +10,10 @@ from the_loop.checkpoint import Outcome
 from the_loop.errors import RefusedError, Where
 from the_loop.policy import Boundary, PressureReading, boundary_reset, pressure_verdict
 from the_loop.project import ItemContext
-from the_loop.report import ItemReport
+from the_loop.report import ItemReport, fresh_report
 from the_loop.tasks import Task, TaskState, set_state, test_command
 
 _OUTPUT_TAIL = 2000  # characters of a failing test's output kept for the message
-
-
-def _fresh(ctx: ItemContext) -> ItemReport:
-    """A report read from disk now (under the lock, files may have changed)."""
-    from the_loop.project import item_context
-    from the_loop.workitem import load_item
-
-    return ItemReport(item_context(ctx.project, load_item(ctx.item.path, ctx.item.spec_root)))
 
 
 def _task(report: ItemReport, task_id: str) -> Task:
@@ -72,7 +64,7 @@ def _require_deps_done(report: ItemReport, task: Task) -> None:
 def start_task(ctx: ItemContext, task_id: str) -> Task:
     """Mark a task in progress; refuses while one of its dependencies is open."""
     with checkpoint.locked(ctx.project.root):
-        report = _fresh(ctx)
+        report = fresh_report(ctx)
         _require_executable(report)
         task = _task(report, task_id)
         if task.state is TaskState.DONE:
@@ -104,7 +96,7 @@ class Verification:
 
 def verify(ctx: ItemContext, task_id: str) -> Verification:
     """Run the task's test command: an argument list, no shell, with a timeout."""
-    report = _fresh(ctx)
+    report = fresh_report(ctx)
     task = _task(report, task_id)
     command = test_command(task)
     if not command:
@@ -157,7 +149,7 @@ def done_task(
 
     def plan() -> checkpoint.Plan:
         # Decided under the lock, on the files as they are now.
-        report = _fresh(ctx)
+        report = fresh_report(ctx)
         _require_executable(report)
         task = _task(report, task_id)
         if task.state is TaskState.DONE:
@@ -212,7 +204,7 @@ def mid_task(
     )
 
     def plan() -> checkpoint.Plan:
-        report = _fresh(ctx)
+        report = fresh_report(ctx)
         chosen = task_id
         if chosen is None:
             tasks = report.tasks.tasks if report.tasks else ()

@@ -16,9 +16,8 @@ from the_loop.actions import Action, next_action
 from the_loop.crossing import Crossing, cross, sync_mirror
 from the_loop.errors import RefusedError
 from the_loop.policy import Reset
-from the_loop.project import ItemContext, item_context
-from the_loop.report import ItemReport
-from the_loop.workitem import load_item
+from the_loop.project import ItemContext
+from the_loop.report import ItemReport, fresh_report
 
 _ARTIFACT_TEMPLATES = {
     "brainstorm": "brainstorm.md.j2",
@@ -75,10 +74,6 @@ def _directive(crossing: Crossing | None) -> dict[str, object] | None:
     }
 
 
-def _reload(ctx: ItemContext) -> ItemReport:
-    return ItemReport(item_context(ctx.project, load_item(ctx.item.path, ctx.item.spec_root)))
-
-
 def work_on(
     ctx: ItemContext, *, sync: bool = False, dry_run: bool = False, session: str | None = None
 ) -> WorkOnResult:
@@ -88,13 +83,13 @@ def work_on(
     if sync:
         synced = sync_mirror(report, dry_run=dry_run, session=session)
         if synced is not None and not dry_run:
-            report = _reload(ctx)
+            report = fresh_report(ctx)
     action = next_action(report)
     rendered = None
     if action.kind == "write" and action.artifact:
         rendered = _render_artifact(report, action.artifact, dry_run)
         if not dry_run:
-            report = _reload(ctx)
+            report = fresh_report(ctx)
             action = next_action(report)
     crossing = None
     if report.phase.relation in ("pending", "behind") or _unrecorded(report):
@@ -106,7 +101,7 @@ def work_on(
             session=session,
         )
         if not dry_run:
-            report = _reload(ctx)
+            report = fresh_report(ctx)
     elif report.phase.relation in ("ahead", "differs") and not sync:
         pass  # reported by status and check; --sync repairs it explicitly
     result = WorkOnResult(report, action, rendered, crossing, synced, None, dry_run)

@@ -3,12 +3,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from the_loop.cli import Env
 from the_loop.cli.directive import SESSION, echo_dry, echo_outcome, mark_dispatched
 from the_loop.cli.output import dim, emit_json, good, heading, json_option, wants_json, warn
 from the_loop.errors import UsageError
+
+if TYPE_CHECKING:
+    from the_loop.policy import PressureReading
 
 ITEM = click.argument("item_ref", metavar="ID")
 TASK = click.argument("task_id", metavar="N")
@@ -153,15 +158,17 @@ def checkpoint_cmd(
         emit_json({**outcome.to_json(), "pressure": reading.to_json()})
         mark_dispatched(outcome, ctx.project.root)
         return
+    _echo_reading(reading, label=heading("pressure: "))
+    echo_outcome(outcome, ctx.project.root, then="carry on with the task")
+
+
+def _echo_reading(reading: PressureReading, *, label: str = "") -> None:
+    """The verdict, both arms, and every gap (a missing reading is never zero)."""
     verdict = reading.verdict.value if reading.verdict else "unknown"
-    click.echo(
-        heading("pressure: ")
-        + verdict
-        + dim(f" (tokens arm: {_arm(reading.token_arm)}, percent arm: {_arm(reading.percent_arm)})")
-    )
+    arms = f"tokens arm: {_arm(reading.token_arm)}, percent arm: {_arm(reading.percent_arm)}"
+    click.echo(f"{label}{verdict}" + dim(f"  ({arms})"))
     for gap in reading.gaps:
         click.echo(warn("gap: ") + gap)
-    echo_outcome(outcome, ctx.project.root, then="carry on with the task")
 
 
 def _arm(value: object) -> str:
@@ -198,15 +205,7 @@ def pressure(
     if wants_json(env, json_output):
         emit_json(reading.to_json())
         return
-    verdict = reading.verdict.value if reading.verdict else "unknown"
-    click.echo(
-        f"{verdict}"
-        + dim(
-            f"  (tokens arm: {_arm(reading.token_arm)}, percent arm: {_arm(reading.percent_arm)})"
-        )
-    )
-    for gap in reading.gaps:
-        click.echo(warn("gap: ") + gap)
+    _echo_reading(reading)
 
 
 @click.command(name="execute-tasks")
