@@ -44,16 +44,16 @@ Cost
 Every pass is iterative (no recursion, so a 100k-task chain is fine) and visits
 each task and each edge a constant number of times: Kahn's algorithm for the
 order, an iterative Tarjan for strongly connected components (run only on what
-Kahn could not order), one breadth-first search per cyclic component, and a
-level-by-level Kahn for the waves. The only super-linear steps are sorting the
-ids once and the heap that breaks ties in the order, O(N log N).
+Kahn could not order), one breadth-first search per cyclic component (those two
+in ``the_loop.dag_cycles``), and a level-by-level Kahn for the waves. The only
+super-linear steps are sorting the ids once and the heap that breaks ties in
+the order, O(N log N).
 """
 
 from __future__ import annotations
 
 import gc
 from bisect import bisect_left
-from collections import deque
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -61,6 +61,7 @@ from heapq import heappop, heappush
 from pathlib import Path
 from types import MappingProxyType
 
+from the_loop.dag_cycles import cycle_through, cyclic_groups, group_starts
 from the_loop.errors import DagError, Where
 from the_loop.findings import Finding, Level, sorted_findings
 from the_loop.tasks import Task, TaskList, TaskState
@@ -207,8 +208,10 @@ def _analyze(task_list: TaskList) -> DagReport:
     findings += _edge_findings(graph)
 
     order, ordered = _topological_order(graph)
-    group = _cyclic_groups(graph, ordered)
-    cycles = [_cycle_through(graph, group, start) for start in _group_starts(group)]
+    group = cyclic_groups(graph.dependents, ordered)
+    cycles = [
+        cycle_through(graph.dependents, group, start, graph.ids) for start in group_starts(group)
+    ]
     findings += (_cycle_finding(graph, cycle) for cycle in cycles)
 
     blocked = [
@@ -381,128 +384,6 @@ def _topological_order(graph: _Graph) -> tuple[list[int], list[bool]]:
     for v in order:
         ordered[v] = True
     return order, ordered
-
-
-def _cyclic_groups(graph: _Graph, ordered: list[bool]) -> list[int]:
-    """Per task, the id of its non-trivial strongly connected component, or -1.
-
-    Only the tasks Kahn could not order can sit on a cycle, so Tarjan runs on
-    those alone; on an acyclic graph this costs nothing.
-    """
-    group = [-1] * graph.size
-    rest = [i for i, done in enumerate(ordered) if not done]
-    for number, component in enumerate(_tarjan(graph.dependents, rest, ordered)):
-        if len(component) > 1:  # a lone task is a self-dependency, reported apart
-            for v in component:
-                group[v] = number
-    return group
-
-
-def _tarjan(succ: list[list[int]], roots: list[int], skip: list[bool]) -> list[list[int]]:
-    """Strongly connected components of the subgraph of ``roots`` (iterative Tarjan).
-
-    Nodes with ``skip`` set are outside the subgraph. An explicit stack of
-    ``(node, next edge position)`` frames replaces recursion, so depth is
-    bounded by memory, not by the interpreter's recursion limit.
-    """
-    unvisited = -1
-    index = [unvisited] * len(succ)
-    low = [0] * len(succ)
-    on_stack = [False] * len(succ)
-    stack: list[int] = []
-    components: list[list[int]] = []
-    counter = 0
-    for root in roots:
-        if index[root] != unvisited:
-            continue
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack[root] = True
-        frames = [(root, 0)]
-        while frames:
-            v, pos = frames[-1]
-            edges = succ[v]
-            descended = False
-            while pos < len(edges):
-                w = edges[pos]
-                pos += 1
-                if skip[w]:
-                    continue
-                if index[w] == unvisited:
-                    frames[-1] = (v, pos)
-                    index[w] = low[w] = counter
-                    counter += 1
-                    stack.append(w)
-                    on_stack[w] = True
-                    frames.append((w, 0))
-                    descended = True
-                    break
-                if on_stack[w] and index[w] < low[v]:
-                    low[v] = index[w]
-            if descended:
-                continue
-            frames.pop()
-            if frames:
-                parent = frames[-1][0]
-                if low[v] < low[parent]:
-                    low[parent] = low[v]
-            if low[v] == index[v]:
-                components.append(_pop_component(stack, on_stack, v))
-    return components
-
-
-def _pop_component(stack: list[int], on_stack: list[bool], root: int) -> list[int]:
-    """Pop one finished component (everything above and including ``root``)."""
-    component: list[int] = []
-    while True:
-        w = stack.pop()
-        on_stack[w] = False
-        component.append(w)
-        if w == root:
-            return component
-
-
-def _group_starts(group: list[int]) -> list[int]:
-    """The lowest-id member of each cyclic component, in id order."""
-    seen: set[int] = set()
-    starts = []
-    for v, g in enumerate(group):
-        if g >= 0 and g not in seen:
-            seen.add(g)
-            starts.append(v)
-    return starts
-
-
-def _cycle_through(graph: _Graph, group: list[int], start: int) -> list[int]:
-    """A shortest cycle through ``start`` inside its component (breadth-first).
-
-    A shortest cycle is elementary, and breadth-first search visits each
-    member and edge of the component once. Neighbours are taken in id order,
-    so the answer is deterministic.
-    """
-    own = group[start]
-    parent = {start: start}
-    queue = deque([start])
-    while queue:
-        v = queue.popleft()
-        for w in graph.dependents[v]:
-            if w == start:
-                return _path_to(parent, start, v)
-            if group[w] == own and w not in parent:
-                parent[w] = v
-                queue.append(w)
-    # Every member of a strongly connected component lies on a cycle.
-    raise AssertionError(f"no cycle through task {graph.ids[start]}")
-
-
-def _path_to(parent: dict[int, int], start: int, end: int) -> list[int]:
-    """The breadth-first tree path ``start … end``."""
-    path = [end]
-    while path[-1] != start:
-        path.append(parent[path[-1]])
-    path.reverse()
-    return path
 
 
 def _cycle_finding(graph: _Graph, cycle: list[int]) -> Finding:

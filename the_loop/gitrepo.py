@@ -1,10 +1,13 @@
-"""Everything loop does with git, and the only module that touches it.
+"""Everything loop does with git, and the only module that runs it (through GitPython).
 
 The last step of a checkpoint commits the work in progress. That commit goes
 through the real ``git commit`` (by way of GitPython), so the user's hooks,
 identity, signing and config all apply; loop never bypasses a hook. A commit
 that git refuses leaves nothing half-done: the index is put back byte for byte
-as it was before loop staged anything.
+as it was before loop staged anything (``the_loop.git_index`` keeps the bytes).
+A checkpoint is refused outright while a merge, rebase or the like is half-way
+(``the_loop.git_operations`` reads the markers). Both are plain file work that
+never starts git; everything that does is here.
 
 GitPython costs about a tenth of a second to import and loop is a CLI that
 agents call very often, so it is imported lazily, inside the functions that
@@ -17,7 +20,6 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -26,39 +28,15 @@ from types import ModuleType
 from typing import IO, TYPE_CHECKING, Literal
 
 from the_loop.errors import GitError, Where
+from the_loop.git_index import IndexSnapshot
+from the_loop.git_operations import Operation, operation_in_progress, refuse_during
 
 if TYPE_CHECKING:
     from git import Git, Repo
 
-Operation = Literal["merge", "rebase", "cherry-pick", "revert", "am", "bisect"]
 CommitStatus = Literal["committed", "nothing-to-commit", "not-a-repo"]
 
 STAGES = ("all", "tracked", "paths")
-
-# Marker in the (per-worktree) git dir → operation, checked in this order. A
-# rebase comes first because it can stop inside a merge or a pick and leave
-# those markers too; `git am` keeps its state in rebase-apply like the old
-# rebase backend, told apart by the "applying" file.
-_OPERATION_MARKERS: tuple[tuple[str, Operation], ...] = (
-    ("rebase-merge", "rebase"),
-    ("rebase-apply/applying", "am"),
-    ("rebase-apply", "rebase"),
-    ("MERGE_HEAD", "merge"),
-    ("CHERRY_PICK_HEAD", "cherry-pick"),
-    ("REVERT_HEAD", "revert"),
-    ("BISECT_LOG", "bisect"),
-)
-
-# Operations a checkpoint refuses to commit in: each holds a half-made commit
-# in the index that the checkpoint would be folded into. A bisect does not,
-# so it only earns a warning. operation → (how to finish, how to abort)
-_BLOCKING: dict[Operation, tuple[str, str]] = {
-    "merge": ("git commit", "git merge --abort"),
-    "rebase": ("git rebase --continue", "git rebase --abort"),
-    "cherry-pick": ("git cherry-pick --continue", "git cherry-pick --abort"),
-    "revert": ("git revert --continue", "git revert --abort"),
-    "am": ("git am --continue", "git am --abort"),
-}
 
 IDENTITY_HINT = (
     'tell git who you are: `git config --global user.name "Your Name"` and '
@@ -69,7 +47,6 @@ _INSTALL_HINT = "install git and make sure `git --version` works in this shell"
 _IDENT = re.compile(r"^(?P<name>.*) <(?P<email>[^<>]*)> \d+ [+-]\d{4}$")
 _TRAILER = re.compile(r"^(?P<key>[A-Za-z0-9][A-Za-z0-9-]*)[ \t]*:[ \t]*(?P<value>.*)$")
 _MAX_DETAIL_LINES = 40  # hook output can be a whole test run; keep its tail
-_LOCK_TIMEOUT = 2.0  # seconds to wait for another git process to release index.lock
 
 
 @dataclass(frozen=True)
@@ -135,7 +112,7 @@ def repo_status(root: Path) -> RepoStatus:
         # a status reader must not take index.lock from a command the user runs
         args = ["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal"]
         out = _git(repo.git, top, args, options={"no_optional_locks": True}).out
-        operation = _operation(Path(repo.git_dir))
+        operation = operation_in_progress(Path(repo.git_dir))
     head, branch, dirty = _parse_status(out)
     return RepoStatus(
         is_repo=True,
@@ -298,8 +275,8 @@ def commit_checkpoint(
     if top is None:
         return CommitOutcome(status="not-a-repo", sha=None, branch=None, detached=False)
     with _open_repo(top) as repo:
-        operation = _operation(Path(repo.git_dir))
-        _refuse_during(operation, top)
+        operation = operation_in_progress(Path(repo.git_dir))
+        refuse_during(operation, top)
         _ident(repo.git, top, "author")
         _ident(repo.git, top, "committer")
         outcome = _stage_and_commit(repo.git, top, Path(root), text, stage, paths)
@@ -312,27 +289,13 @@ def commit_checkpoint(
     return outcome
 
 
-def _refuse_during(operation: Operation | None, top: Path) -> None:
-    """Raise when ``operation`` holds a half-made commit a checkpoint must not join."""
-    if operation not in _BLOCKING:
-        return
-    finish, abort = _BLOCKING[operation]
-    article = "an" if operation == "am" else "a"
-    raise GitError(
-        f"cannot commit the checkpoint: {article} {operation} is in progress "
-        "(nothing was staged or committed)",
-        where=Where(top),
-        hint=f"finish it (`{finish}`) or abort it (`{abort}`), then checkpoint again",
-    )
-
-
 def _stage_and_commit(
     cmd: Git, top: Path, root: Path, text: str, stage: str, paths: Sequence[Path]
 ) -> CommitOutcome:
     """The transaction: snapshot the index, stage, commit; roll back on any failure."""
     head_before = _head(cmd, top)
     branch = _branch(cmd, top)
-    snapshot = _IndexSnapshot.take(top / _git(cmd, top, ["rev-parse", "--git-path", "index"]).out)
+    snapshot = IndexSnapshot.take(top / _git(cmd, top, ["rev-parse", "--git-path", "index"]).out)
     try:
         warnings = _stage(cmd, top, root, stage, paths)
         # 1 means "differs"; before the first commit git compares with the empty tree
@@ -393,7 +356,7 @@ def _commit(cmd: Git, top: Path, text: str) -> None:
     )
 
 
-def _roll_back(cmd: Git, top: Path, head_before: str | None, snapshot: _IndexSnapshot) -> None:
+def _roll_back(cmd: Git, top: Path, head_before: str | None, snapshot: IndexSnapshot) -> None:
     """Put the index back as it was, unless the commit happened after all."""
     if _head(cmd, top) != head_before:
         return  # interrupted after git committed: the index belongs to that commit now
@@ -406,65 +369,6 @@ def _roll_back(cmd: Git, top: Path, head_before: str | None, snapshot: _IndexSna
             details=(str(e),),
             hint=snapshot.recovery_hint(),
         ) from e
-
-
-@dataclass(frozen=True)
-class _IndexSnapshot:
-    """The index file's bytes before loop staged anything (``None``: there was none).
-
-    Restoring the bytes, rather than reading a tree back, keeps all the index
-    holds: intent-to-add entries, skip-worktree bits, stat data.
-    """
-
-    path: Path
-    data: bytes | None
-
-    @classmethod
-    def take(cls, path: Path) -> _IndexSnapshot:
-        """Read the index; git replaces it by rename, so the read is never torn."""
-        try:
-            return cls(path, path.read_bytes())
-        except FileNotFoundError:
-            return cls(path, None)
-
-    def restore(self) -> None:
-        """Write the bytes back under ``index.lock``, the way git itself does."""
-        if self == _IndexSnapshot.take(self.path):
-            return  # untouched (git add may have failed on someone else's index.lock)
-        lock = self.path.with_name(self.path.name + ".lock")
-        deadline = time.monotonic() + _LOCK_TIMEOUT
-        while True:
-            try:
-                fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-                break
-            except FileExistsError:
-                if time.monotonic() >= deadline:
-                    raise
-                time.sleep(0.05)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(self.data or b"")
-                handle.flush()
-                os.fsync(handle.fileno())
-            if self.data is None:
-                self.path.unlink(missing_ok=True)  # no index file is git's empty index
-                lock.unlink()
-            else:
-                os.replace(lock, self.path)
-        except BaseException:
-            lock.unlink(missing_ok=True)
-            raise
-
-    def recovery_hint(self) -> str:
-        """How to get the old staging area back by hand, saving a copy where possible."""
-        if self.data is None:
-            return f"once no git command is running, delete {self.path} to unstage everything"
-        backup = self.path.with_name(self.path.name + ".loop-backup")
-        try:
-            backup.write_bytes(self.data)
-        except OSError:
-            return "check `git status` and stage again what you had staged"
-        return f"once no git command is running, copy {backup} over {self.path}"
 
 
 # --------------------------------------------------------------------------- running git
@@ -565,14 +469,6 @@ def _output_lines(ran: _Ran) -> tuple[str, ...]:
         return tuple(lines)
     dropped = len(lines) - _MAX_DETAIL_LINES
     return (f"… {dropped} earlier lines not shown", *lines[-_MAX_DETAIL_LINES:])
-
-
-def _operation(git_dir: Path) -> Operation | None:
-    """The operation in progress, from its marker in the (per-worktree) git dir."""
-    for marker, operation in _OPERATION_MARKERS:
-        if os.path.exists(git_dir / marker):
-            return operation
-    return None
 
 
 def _parse_status(out: str) -> tuple[str | None, str | None, bool]:

@@ -1,0 +1,97 @@
+"""The values a ``tasks.md`` reads into: ``TaskState``, ``Task`` and ``TaskList``.
+
+They sit apart from the reader and the writer so that both can build on them
+without importing each other. The rest of loop imports them from
+``the_loop.tasks``, which re-exports them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import MISSING, dataclass, fields
+from enum import Enum
+from pathlib import Path
+
+from the_loop.findings import Finding
+
+
+class TaskState(str, Enum):
+    """The state a task's checkbox shows."""
+
+    OPEN = "open"  # [ ]
+    IN_PROGRESS = "in-progress"  # [-]
+    DONE = "done"  # [x] or [X]
+
+    @property
+    def mark(self) -> str:
+        """The character written between the brackets for this state."""
+        return _MARKS[self]
+
+
+_MARKS = {TaskState.OPEN: " ", TaskState.IN_PROGRESS: "-", TaskState.DONE: "x"}
+STATE_OF_MARK = {
+    " ": TaskState.OPEN,
+    "-": TaskState.IN_PROGRESS,
+    "x": TaskState.DONE,
+    "X": TaskState.DONE,
+}
+
+
+@dataclass(frozen=True)
+class Task:
+    """One top-level checkbox task.
+
+    ``id`` is canonical (``"3"`` for ``3.``, ``T3`` and ``**T3 — …**``); ``label``
+    is the id as the file writes it. ``depends_on`` is ``None`` when the file
+    states nothing about dependencies and ``()`` when it says ``none``.
+    Lines are 1-based; ``mark_offset`` is the byte offset of the checkbox
+    character within the file, which is what the line-local writer changes.
+    """
+
+    id: str
+    label: str
+    title: str
+    state: TaskState
+    line: int
+    end_line: int
+    mark_offset: int
+    depends_on: tuple[str, ...] | None = None
+    depends_line: int | None = None
+    requirements: tuple[str, ...] = ()
+    requirements_line: int | None = None
+    test: str | None = None
+    test_line: int | None = None
+    details: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TaskList:
+    """Everything read from one ``tasks.md``.
+
+    ``dependency_source`` says where the edges came from: ``"fields"`` (the
+    ``_Depends on:_`` sub-bullets or inline ``depends on`` prose), ``"mermaid"``
+    (only a mermaid flowchart), ``"both"``, or ``"none"``.
+    """
+
+    path: Path
+    tasks: tuple[Task, ...]
+    findings: tuple[Finding, ...]
+    dependency_source: str = "none"
+
+
+def new_task(values: dict[str, object]) -> Task:
+    """A ``Task`` holding ``values``, built without the generated frozen ``__init__``.
+
+    That ``__init__`` sets each of the 14 fields through ``object.__setattr__``,
+    a tenth of the reader's time on a 100k-task file. Filling the instance
+    dict gives an equal object as long as ``Task`` stays a plain frozen
+    dataclass without ``__post_init__`` (``tests/test_tasks_reader.py`` pins
+    both).
+    """
+    task = object.__new__(Task)
+    task.__dict__.update(_TASK_DEFAULTS)
+    task.__dict__.update(values)
+    return task
+
+
+# Defaults of fields added later fill in by themselves.
+_TASK_DEFAULTS = {f.name: f.default for f in fields(Task) if f.default is not MISSING}
