@@ -1,8 +1,8 @@
 """The exit-code table and the one handler that applies it.
 
 0 ok, 1 findings or failure, 2 usage error or unusable input, 3 internal error
-(a bug in loop), 130 interrupted. No traceback without ``--debug``.
-(docs/exit-codes.md does not exist yet; nothing here reads it.)
+(a bug in loop), 130 interrupted. No traceback without ``--debug``. The table in
+docs/exit-codes.md is checked against ``ExitCode`` too.
 """
 
 from __future__ import annotations
@@ -294,3 +294,13 @@ def test_a_real_process_exits_with_the_code(
         "error: nope.yaml: config file not found\n"
         "hint: run `loop init` to create one, or pass the file to check\n"
     )
+
+
+def test_the_documented_table_matches_the_codes() -> None:
+    import re
+
+    from conftest import REPO_ROOT
+
+    doc = (REPO_ROOT / "docs" / "exit-codes.md").read_text()
+    rows = dict(re.findall(r"^\| (\d+) \| `([A-Z]+)` \|", doc, re.MULTILINE))
+    assert rows == {str(int(code)): code.name for code in ExitCode}

@@ -261,7 +261,7 @@ def test_verify_runs_in_the_project_root(verify_project: Path) -> None:
     [
         (
             "3",
-            "task 3 is not done: its test failed: `false || true` exited 1 (fail)",
+            "task 3 is not done: its test failed: `false '||' true` exited 1 (fail)",
             [],
         ),
         (

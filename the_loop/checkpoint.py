@@ -97,6 +97,7 @@ class Outcome:
     phase: str | None
     warnings: tuple[str, ...] = ()
     record: resets.ResetRecord | None = None
+    ticked: bool = False
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -228,6 +229,7 @@ def _forward(root: Path, journal: Journal) -> Outcome:
         phase=plan.phase,
         warnings=tuple(warnings),
         record=record,
+        ticked=plan.tick_to is not None,
     )
 
 
@@ -417,11 +419,29 @@ class Recovery:
     outcome: Outcome | None = None
 
 
+# What recovery did during this process, for the CLI to report once the command ends.
+_RECOVERED: list[Recovery] = []
+
+
+def recovered_here() -> list[Recovery]:
+    """Recoveries performed by this process so far (and forget them)."""
+    done = list(_RECOVERED)
+    _RECOVERED.clear()
+    return done
+
+
 def recover(root: Path) -> Recovery | None:
     """Finish (or, if it was being undone, undo) an interrupted checkpoint.
 
     Must be called with the project lock held.
     """
+    found = _recover(root)
+    if found is not None:
+        _RECOVERED.append(found)
+    return found
+
+
+def _recover(root: Path) -> Recovery | None:
     journal = _load(root)
     if journal is None:
         return None

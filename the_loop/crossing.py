@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from the_loop import checkpoint, clock, plans
 from the_loop.checkpoint import Outcome
 from the_loop.config import PHASES
+from the_loop.errors import RefusedError, UsageError
 from the_loop.policy import Boundary, Decision, Reset, boundary_reset
 from the_loop.report import ItemReport, fresh_report
 
@@ -65,8 +66,8 @@ def _did(report: ItemReport, phase: str) -> str:
     if phase == "needs-review":
         done, total = report.counts
         return f"all {total} tasks done; implementation complete"
-    if kind is None:
-        return f"entered {phase}"
+    if kind is None or not report.locks[kind].approved:
+        return f"entered {phase}"  # e.g. an item that starts without a brainstorm
     name = report.item.artifact(kind).path.name
     who = approver(report, phase)
     return f"{name} approved" + (f" by {who}" if who else "") + f"; entered {phase}"
@@ -183,3 +184,50 @@ def sync_mirror(
 
     outcome = checkpoint.run(report.ctx.project.root, plan)
     return Crossing(state.recorded, state.implied, decision, outcome) if outcome else None
+
+
+def finish(report: ItemReport, by: str, *, session: str | None = None) -> Crossing:
+    """Mark a reviewed item complete: the last checkpoint, the log closed.
+
+    Only from needs-review with every artifact locked and every task done.
+    """
+    by = by.strip()
+    if not by:
+        raise UsageError("--by needs a handle or name", hint="e.g. --by @alice")
+    state = report.phase
+    if state.recorded == "complete":
+        raise RefusedError(f"{report.id} is already complete")
+    if state.implied != "needs-review":
+        raise RefusedError(
+            f"{report.id} is not ready to finish: the artifacts imply {state.implied} "
+            f"({state.reason})",
+            hint=f"`loop work-on {report.id}` says what is left",
+        )
+    decision = Decision(Reset.NONE, "work item complete: nothing left to carry over")
+
+    def plan() -> checkpoint.Plan | None:
+        fresh = fresh_report(report.ctx)
+        if fresh.phase.recorded == "complete" or fresh.phase.implied != "needs-review":
+            return None
+        entry = plans.EntryText(
+            summary="complete",
+            phase="complete",
+            did=f"review approved by {by}; work item complete",
+            next="merge the pull request and close the ticket",
+        )
+        plans.ensure_log(fresh.ctx, fresh.title, fresh.phase.recorded or "needs-review")
+        return plans.build(
+            fresh.ctx,
+            entry,
+            decision,
+            subject="phase complete",
+            mirror_phase="complete",
+            log_status="complete",
+            transition=(clock.day(clock.utc_now()), by, "review done"),
+            session=session,
+        )
+
+    outcome = checkpoint.run(report.ctx.project.root, plan)
+    if outcome is None:
+        raise RefusedError(f"{report.id} changed meanwhile; run `loop status {report.id}`")
+    return Crossing(state.recorded, "complete", decision, outcome)

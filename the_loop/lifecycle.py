@@ -123,6 +123,9 @@ def promote(project: Project, draft_ref: str, new_id: str, *, cwd: Path) -> Crea
                 atomic.write_text(path, update_front_matter(text, path, {"workItem": new_name}))
                 changed.append(path)
         os.rename(folder, target)  # atomic on one filesystem: the item moves in one step
+        from the_loop.resets import rename_item
+
+        rename_item(project.root, folder.name, new_name)
     return Created(new_name, target, tuple(target / p.name for p in changed))
 
 

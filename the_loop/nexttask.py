@@ -95,7 +95,10 @@ def next_view(report: ItemReport, *, all_ready: bool = False) -> NextView:
         return NextView(report.id, (), {}, 0, 0, 0, "no tasks.md yet: " + _first_steps(report))
     chosen = list(dag.ready) if all_ready else ([dag.next] if dag.next else [])
     views = tuple(_task_view(report, dag.task(task_id)) for task_id in chosen)
-    errors = sum(1 for f in dag.findings if f.level is Level.ERROR)
+    # Errors reading tasks.md count too: a dependency that could not be read makes
+    # "ready" unreliable (the task may wait for something loop cannot see).
+    parsed = report.tasks.findings if report.tasks else ()
+    errors = sum(1 for f in (*dag.findings, *parsed) if f.level is Level.ERROR)
     if views:
         message = (
             f"{len(views)} ready task(s)" if all_ready else "next task"
@@ -107,7 +110,7 @@ def next_view(report: ItemReport, *, all_ready: bool = False) -> NextView:
             f"no task can start ({dag.done}/{dag.total} done); `loop check {report.id}` says why"
         )
     if errors:
-        message += f"; the task graph has {errors} error(s): `loop check {report.id}`"
+        message += f"; tasks.md has {errors} error(s): `loop check {report.id}`"
     return NextView(report.id, views, dict(dag.blocked_by), dag.done, dag.total, errors, message)
 
 

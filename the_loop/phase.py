@@ -85,13 +85,16 @@ def phase_state(
     log = item.artifacts["execution-log"]
     recorded = log.front.get("phase") if log.exists and log.front else None
     recorded = str(recorded) if recorded is not None else None
+    if recorded == "complete" and implied == "needs-review":
+        # Completion is a human decision the artifacts cannot show; the log records it.
+        implied, reason = "complete", "reviewed and closed (loop finish)"
     return PhaseState(implied, reason, recorded, _relation(implied, recorded, phases))
 
 
 def _relation(implied: str, recorded: str | None, phases: tuple[str, ...]) -> str:
     if recorded is None:
         return "unrecorded"
-    if recorded == implied or (recorded == "complete" and implied == "needs-review"):
+    if recorded == implied:
         return "same"
     if recorded not in PHASES:
         return "differs"
@@ -128,7 +131,7 @@ def phase_findings(item: WorkItem, state: PhaseState) -> list[Finding]:
         ]
     if state.relation == "same":
         return []
-    if state.relation == "pending":
+    if state.relation in ("pending", "behind"):
         return [
             Finding(
                 Level.INFO,

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from the_loop.config import Config, load_config, with_overrides
+from the_loop.errors import ConfigError, Where
+from the_loop.findings import Finding, Level
 from the_loop.workitem import WorkItem, list_items, load_item, resolve_item
 
 
@@ -31,11 +33,16 @@ class Project:
 
 @dataclass(frozen=True)
 class ItemContext:
-    """One work item with the effective config (project config + its overrides)."""
+    """One work item with the effective config (project config + its overrides).
+
+    ``problems`` holds a config error of this item's overrides when the context
+    was opened tolerantly (a report over every item shows it as a finding).
+    """
 
     project: Project
     item: WorkItem
     config: Config
+    problems: tuple[Finding, ...] = ()
 
 
 def open_project(root: Path) -> Project:
@@ -50,6 +57,23 @@ def open_item(root: Path, ref: str, *, cwd: Path) -> ItemContext:
     return item_context(project, load_item(folder, project.spec_root))
 
 
-def item_context(project: Project, item: WorkItem) -> ItemContext:
-    """The effective config for an already-loaded item."""
-    return ItemContext(project, item, with_overrides(project.config, item.override_sources()))
+def item_context(project: Project, item: WorkItem, *, tolerant: bool = False) -> ItemContext:
+    """The effective config for an already-loaded item.
+
+    ``tolerant``: an invalid override does not stop a report over every item;
+    the item is read with the project config and the error becomes a finding.
+    """
+    try:
+        return ItemContext(project, item, with_overrides(project.config, item.override_sources()))
+    except ConfigError as exc:
+        if not tolerant:
+            raise
+        details = "; ".join(exc.details) or exc.message
+        finding = Finding(
+            Level.ERROR,
+            "config.override",
+            f"invalid overrides: {details}",
+            Where(item.path),
+            hint=exc.hint,
+        )
+        return ItemContext(project, item, project.config, (finding,))

@@ -93,7 +93,7 @@ class ItemReport:
 
     def findings(self, *, deep: bool = True) -> list[Finding]:
         """Every finding about the item; ``deep`` adds traceability and log checks."""
-        found: list[Finding] = list(self.item.findings)
+        found: list[Finding] = [*self.item.findings, *self.ctx.problems]
         found.extend(lock_findings(self.item, self.locks))
         found.extend(phase_findings(self.item, self.phase))
         if self.tasks is not None:

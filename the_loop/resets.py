@@ -17,6 +17,7 @@ from pathlib import Path
 
 from the_loop import clock
 from the_loop.errors import RefusedError, StateError
+from the_loop.lock import project_lock
 from the_loop.statedir import read_json, state_dir, write_json
 
 OPEN_STATES = ("prepared", "dispatched")
@@ -122,7 +123,12 @@ def mark_dispatched(root: Path, record: ResetRecord) -> ResetRecord:
 
 def confirm(root: Path, item: str, session: str, *, checkpoint: str | None = None) -> ResetRecord:
     """Complete an open reset: same session for a compact, a new one for a clear."""
-    record = _pick(root, item, checkpoint)
+    with project_lock(root):
+        return _confirm(root, item, session, checkpoint)
+
+
+def _confirm(root: Path, item: str, session: str, checkpoint: str | None) -> ResetRecord:
+    record = _pick(root, item, checkpoint, session)
     note = None
     if record.session is None:
         note = "unverified: no session id was recorded at the checkpoint"
@@ -145,15 +151,23 @@ def abort(
     root: Path, item: str, *, checkpoint: str | None = None, reason: str | None = None
 ) -> ResetRecord:
     """Resolve an open reset as not performed."""
-    record = _pick(root, item, checkpoint)
-    return _close(root, record, "aborted", note=reason or "aborted by request")
+    with project_lock(root):
+        record = _pick(root, item, checkpoint)
+        return _close(root, record, "aborted", note=reason or "aborted by request")
 
 
-def _pick(root: Path, item: str, checkpoint: str | None) -> ResetRecord:
-    """The open reset to resolve: the named checkpoint's, else the item's latest."""
+def _pick(root: Path, item: str, checkpoint: str | None, session: str | None = None) -> ResetRecord:
+    """The open reset to resolve: the named checkpoint's, else the item's latest.
+
+    With several open (two agents on one item), the latest one ``session`` can
+    confirm is preferred: its own compaction, or a clear taken by another session.
+    """
     records = open_resets(root, item)
     if checkpoint is not None:
         records = [r for r in records if r.checkpoint == checkpoint]
+    elif session is not None:
+        fitting = [r for r in records if _fits(r, session)]
+        records = fitting or records
     if not records:
         which = f" from checkpoint {checkpoint}" if checkpoint else ""
         raise RefusedError(
@@ -161,6 +175,21 @@ def _pick(root: Path, item: str, checkpoint: str | None) -> ResetRecord:
             hint="`loop status` and `loop doctor` show open resets",
         )
     return records[-1]
+
+
+def _fits(record: ResetRecord, session: str) -> bool:
+    if record.session is None:
+        return True
+    return (record.session == session) == (record.mode == "compact")
+
+
+def rename_item(root: Path, old: str, new: str) -> int:
+    """Move open reset records to an item's new id (after ``loop promote``)."""
+    moved = 0
+    for record in open_resets(root, old):
+        write_json(_file(root, record.id), replace(record, item=new).to_json())
+        moved += 1
+    return moved
 
 
 def _close(

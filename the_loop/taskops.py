@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 from dataclasses import dataclass
 
@@ -88,7 +89,7 @@ class Verification:
         return self.returncode == 0 and not self.timed_out
 
     def summary(self) -> str:
-        shown = " ".join(self.command)
+        shown = shlex.join(self.command)
         if self.timed_out:
             return f"`{shown}` timed out"
         return f"`{shown}` exited {self.returncode} ({'pass' if self.passed else 'fail'})"

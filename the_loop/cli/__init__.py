@@ -9,6 +9,7 @@ result as text or, with ``--json``, as JSON.
 from __future__ import annotations
 
 import importlib
+import sys
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -31,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "promote": ("the_loop.cli.cmd_phase", "promote", "Start and advance work"),
     "approve": ("the_loop.cli.cmd_phase", "approve", "Start and advance work"),
     "work-on": ("the_loop.cli.cmd_phase", "work_on", "Start and advance work"),
+    "finish": ("the_loop.cli.cmd_phase", "finish", "Start and advance work"),
     "execute-tasks": ("the_loop.cli.cmd_tasks", "execute_tasks", "Tasks and checkpoints"),
     "task": ("the_loop.cli.cmd_tasks", "task", "Tasks and checkpoints"),
     "checkpoint": ("the_loop.cli.cmd_tasks", "checkpoint_cmd", "Tasks and checkpoints"),
@@ -83,7 +85,10 @@ class LoopGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         debug = bool(ctx.params.get("debug"))
-        return guarded(lambda: super(LoopGroup, self).invoke(ctx), debug=debug)
+        try:
+            return guarded(lambda: super(LoopGroup, self).invoke(ctx), debug=debug)
+        finally:
+            _report_recoveries()
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         by_section: dict[str, list[tuple[str, str]]] = {s: [] for s in SECTIONS}
@@ -124,6 +129,28 @@ def cli(ctx: click.Context, repo: Path | None, json_output: bool, debug: bool) -
     Start with `loop init`, then `loop new "<title>"` and `loop work-on <id>`.
     """
     ctx.obj = Env(cwd=Path.cwd(), repo_option=repo, json=json_output, debug=debug)
+
+
+def _report_recoveries() -> None:
+    """Say so when this command finished a checkpoint an earlier one left behind."""
+    if "the_loop.checkpoint" not in sys.modules:
+        return  # nothing that could recover ran
+    from the_loop.checkpoint import recovered_here
+
+    for found in recovered_here():
+        text = (
+            f"note: checkpoint {found.checkpoint} of {found.item} had been interrupted; "
+            f"{found.action} (steps redone: {', '.join(found.steps) or 'none'})"
+        )
+        if found.detail:
+            text += f": {found.detail}"
+        outcome = found.outcome
+        if outcome is not None and outcome.record is not None:
+            text += (
+                f". Its reset ({outcome.reset.reset.value}) was never shown: do it now, "
+                f"then `loop reset confirm {found.item} --session <id>`"
+            )
+        click.echo(text, err=True)
 
 
 def main() -> None:

@@ -42,7 +42,7 @@ def reports(env: Env, item_ref: str | None, all_items: bool) -> list[ItemReport]
     if not all_items:
         raise UsageError("name a work item (e.g. `42` or `issue-42`) or pass --all")
     project = open_project(env.root)
-    return [ItemReport(item_context(project, item)) for item in project.items()]
+    return [ItemReport(item_context(project, item, tolerant=True)) for item in project.items()]
 
 
 @click.command()
@@ -75,7 +75,7 @@ def _phase_text(view: ItemStatus) -> str:
         return text + dim("  (log agrees)")
     if phase.relation == "unrecorded":
         return text + dim("  (not recorded: no log phase)")
-    if phase.relation == "pending":
+    if phase.relation in ("pending", "behind"):
         return text + warn(f"  (log: {phase.recorded}; boundary pending)")
     return text + bad(f"  (log says {phase.recorded})")
 
@@ -162,7 +162,7 @@ def _status_table(views: list[ItemStatus]) -> None:
     disagree = False
     for v in views:
         tasks = f"{v.done}/{v.total}" if v.total else "-"
-        mismatch = v.phase.relation not in ("same", "pending", "unrecorded")
+        mismatch = v.phase.relation not in ("same", "pending", "behind", "unrecorded")
         disagree = disagree or mismatch
         phase = f"{v.phase.implied}{'!' if mismatch else ''}"
         notes = _counts_text(v.finding_counts)

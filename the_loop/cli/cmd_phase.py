@@ -183,3 +183,28 @@ def _echo_work_on(result: object, root: object) -> None:
     if result.brief:
         click.echo("")
         click.echo(result.brief, nl=False)
+
+
+@click.command()
+@click.argument("item_ref", metavar="ID")
+@click.option("--by", "by", required=True, metavar="HANDLE", help="Who approved the review.")
+@SESSION
+@json_option
+@click.pass_obj
+def finish(env: Env, item_ref: str, by: str, session: str | None, json_output: bool) -> None:
+    """Mark a reviewed work item complete (the log is closed).
+
+    Only from needs-review: every artifact approved, every task done. Takes a
+    last checkpoint (phase complete, log status complete, a transition row).
+    """
+    from the_loop.crossing import finish as run
+    from the_loop.project import open_item
+    from the_loop.report import ItemReport
+
+    ctx = open_item(env.root, item_ref, cwd=env.cwd)
+    crossing = run(ItemReport(ctx), by, session=session)
+    assert crossing.outcome is not None
+    if wants_json(env, json_output):
+        emit_json(crossing.outcome.to_json())
+        return
+    echo_outcome(crossing.outcome, ctx.project.root, then=f"loop status {ctx.item.id}")

@@ -34,7 +34,7 @@ _HOW = {
 def checkpoint_lines(outcome: Outcome) -> list[str]:
     """What the checkpoint did, in one or two lines."""
     parts = []
-    if outcome.task:
+    if outcome.task and outcome.ticked:
         parts.append(f"task {outcome.task} ticked")
     parts.append("log entry written")
     if outcome.phase:
