@@ -76,10 +76,7 @@ def _artifact_action(report: ItemReport, kind: str) -> Action | None:
     lock = report.locks[kind]
     item_id = report.id
     name = report.item.artifact(kind).path.name
-    if kind == "requirements" and report.item.is_bug:
-        kind_word = "bugfix"  # what the user sees in the folder, and what approve accepts
-    else:
-        kind_word = kind
+    kind_word = report.item.word(kind)
     phase = _PHASE_OF[kind]
     if not lock.exists:
         return Action(

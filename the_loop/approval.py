@@ -147,6 +147,7 @@ def lock_findings(item: WorkItem, lock_map: dict[str, Lock]) -> list[Finding]:
     """Stale locks (errors) and approvals without a recorded hash (info)."""
     findings = []
     for kind in CHAIN:
+        word = item.word(kind)
         lock = lock_map[kind]
         art = item.artifact(kind)
         line = art.front.line_of("status") if art.front else None
@@ -157,7 +158,7 @@ def lock_findings(item: WorkItem, lock_map: dict[str, Lock]) -> list[Finding]:
                     "lock.stale",
                     f"{lock.path.name} is approved but stale: " + "; ".join(lock.stale_reasons),
                     Where(lock.path, line),
-                    hint=f"review it, then `loop approve {item.id} {kind} --by @you` re-locks it",
+                    hint=f"review it, then `loop approve {item.id} {word} --by @you` re-locks it",
                 )
             )
         elif lock.approved and lock.hash_recorded is None:
@@ -168,7 +169,39 @@ def lock_findings(item: WorkItem, lock_map: dict[str, Lock]) -> list[Finding]:
                     f"{lock.path.name} is approved without a recorded hash, so later edits "
                     "cannot be detected",
                     Where(lock.path, line),
-                    hint=f"`loop approve {item.id} {kind} --by @you` records one",
+                    hint=f"`loop approve {item.id} {word} --by @you` records one",
                 )
             )
+    return findings
+
+
+def written_ahead(item: WorkItem, lock_map: dict[str, Lock]) -> list[Finding]:
+    """Artifacts written while an upstream one was not approved yet (warnings).
+
+    Nothing downstream is to be written against an unlocked artifact; a stale
+    upstream is reported by ``lock_findings`` already, so only draft, in-review
+    and missing upstreams count here.
+    """
+    findings = []
+    for kind in CHAIN[2:]:  # design, tasks
+        lock = lock_map[kind]
+        if not lock.exists:
+            continue
+        for up in upstream_kinds(item, kind):
+            upstream = lock_map[up]
+            if upstream.approved:
+                continue
+            state = upstream.status if upstream.exists else "missing"
+            findings.append(
+                Finding(
+                    Level.WARNING,
+                    "lock.written-ahead",
+                    f"{lock.path.name} was written while {upstream.path.name} is "
+                    f"{state or 'draft'}: work ran ahead of the lock",
+                    Where(lock.path, 1),
+                    hint=f"review {upstream.path.name}, then `loop approve {item.id} "
+                    f"{item.word(up)} --by @you`; re-check {lock.path.name} against it",
+                )
+            )
+            break
     return findings

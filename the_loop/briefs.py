@@ -16,6 +16,9 @@ from the_loop.tasks import TaskState
 _GUIDANCE = {
     "brainstorm": "Explore the idea, the open questions and the options; it is the root "
     "artifact the requirements will be derived from.",
+    "bugfix": "The summary, steps to reproduce, expected vs actual, the root cause, and "
+    "numbered acceptance criteria under `## Acceptance criteria` (read as AC1, AC2, …; "
+    "tasks cite those ids).",
     "requirements": "User stories with numbered, testable acceptance criteria (WHEN … THEN "
     "the system SHALL …) under `### R<n> — title` headings, and a Security "
     "considerations section.",
@@ -85,17 +88,21 @@ def _artifact_context(report: ItemReport, action: Action) -> dict[str, object]:
         if report.locks[up].exists
     ]
     lock = report.locks[kind]
+    if lock.exists:
+        read.append((_path(report, kind), f"the {lock.label} draft to finish"))
     done = []
     if kind == "tasks":
         done.append(f"`loop check {report.id}` reports no errors for tasks.md")
     if kind in ("requirements",):
         done.append("each criterion is testable and numbered, so tasks can cite it")
+    word = report.item.word(kind)
     return {
         "read": read,
         "target": _path(report, kind),
         "status": lock.label,
-        "guidance": _GUIDANCE[kind],
+        "guidance": _GUIDANCE[word],
         "done": done,
+        "approve_as": word,
     }
 
 

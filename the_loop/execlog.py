@@ -484,6 +484,20 @@ def _with_new_table(lines: list[str], row: str) -> list[str]:
     return lines[:anchor] + [TRANSITIONS_HEADING, "", *_HEADER, row, ""] + lines[anchor:]
 
 
+def entered_phases(text: str) -> list[tuple[str, int]]:
+    """``(phase, line)`` for every row of the Phase transitions table with a date."""
+    lines = text.split("\n")
+    table = _table(lines)
+    if table is None:
+        return []
+    found = []
+    for index in table[1]:
+        cells = _cells(lines[index])
+        if len(cells) > 1 and cells[1] not in _EMPTY_CELLS:
+            found.append((cells[0], index + 1))
+    return found
+
+
 def _cells(line: str) -> list[str]:
     return [cell.strip() for cell in line.strip().strip("|").split("|")]
 

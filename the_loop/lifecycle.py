@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import tempfile
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,14 +23,21 @@ _ID = re.compile(r"^[A-Za-z][A-Za-z0-9._-]*$")
 
 
 def slugify(title: str) -> str:
-    """``"Add retries to the poller!"`` → ``add-retries-to-the-poller``."""
-    words = re.findall(r"[a-z0-9]+", title.lower())
+    """``"Add retries to the poller!"`` → ``add-retries-to-the-poller``.
+
+    Accents are folded (``café`` → ``cafe``); a first word longer than the limit is cut.
+    """
+    folded = unicodedata.normalize("NFKD", title)
+    ascii_text = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    words = re.findall(r"[a-z0-9]+", ascii_text.lower())
     slug = ""
     for word in words:
         candidate = f"{slug}-{word}" if slug else word
         if len(candidate) > _SLUG_MAX:
             break
         slug = candidate
+    if not slug and words:
+        slug = words[0][:_SLUG_MAX]
     return slug or "item"
 
 
@@ -119,8 +127,13 @@ def promote(project: Project, draft_ref: str, new_id: str, *, cwd: Path) -> Crea
         for path in sorted(folder.glob("*.md")):
             text = read_text(path)
             front = parse_front_matter(text, path)
+            new_text = text
             if front.present and not front.findings and front.get("workItem") != new_name:
-                atomic.write_text(path, update_front_matter(text, path, {"workItem": new_name}))
+                new_text = update_front_matter(text, path, {"workItem": new_name})
+            # loop's own log template names the item in a command; keep it runnable
+            new_text = new_text.replace(f"loop resume {folder.name}`", f"loop resume {new_name}`")
+            if new_text != text:
+                atomic.write_text(path, new_text)
                 changed.append(path)
         os.rename(folder, target)  # atomic on one filesystem: the item moves in one step
         from the_loop.resets import rename_item
@@ -246,6 +259,14 @@ def _refuse_broken_tasks(ctx: ItemContext, path: Path) -> None:
             f"(first: {first.message})",
             where=first.where,
             hint=f"`loop check {ctx.item.id}` lists them all",
+        )
+    placeholders = [t for t in task_list.tasks if t.title.startswith("<") and t.title.endswith(">")]
+    if placeholders:
+        raise RefusedError(
+            f"tasks.md still has the template's placeholder task {placeholders[0].id} "
+            f"({placeholders[0].title})",
+            where=Where(path, placeholders[0].line),
+            hint="replace the placeholder tasks with the real ones, then approve",
         )
     if not task_list.tasks:
         raise RefusedError(

@@ -44,11 +44,17 @@ class PhaseState:
 
 
 def task_counts(tasks: TaskList | None) -> tuple[int, int]:
-    """``(done, total)`` of a task list (0, 0 when there is none)."""
+    """``(done, total)`` of a task list (0, 0 when there is none).
+
+    A duplicated id counts once, by its first definition, as the DAG reads it.
+    """
     if tasks is None:
         return 0, 0
-    done = sum(1 for t in tasks.tasks if t.state is TaskState.DONE)
-    return done, len(tasks.tasks)
+    first: dict[str, TaskState] = {}
+    for task in tasks.tasks:
+        first.setdefault(task.id, task.state)
+    done = sum(1 for state in first.values() if state is TaskState.DONE)
+    return done, len(first)
 
 
 def implied_phase(

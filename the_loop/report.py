@@ -11,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from the_loop.approval import Lock, lock_findings, locks
+from the_loop.approval import Lock, lock_findings, locks, written_ahead
 from the_loop.errors import LoopError, Where
 from the_loop.execlog import LogEntry, last_entry
 from the_loop.findings import Finding, Level, sorted_findings
@@ -95,6 +95,7 @@ class ItemReport:
         """Every finding about the item; ``deep`` adds traceability and log checks."""
         found: list[Finding] = [*self.item.findings, *self.ctx.problems]
         found.extend(lock_findings(self.item, self.locks))
+        found.extend(written_ahead(self.item, self.locks))
         found.extend(phase_findings(self.item, self.phase))
         if self.tasks is not None:
             found.extend(self.tasks.findings)
@@ -137,9 +138,10 @@ class ItemReport:
         log = self.item.artifacts["execution-log"]
         if not log.exists:
             return []
+        found = self._transitions_ahead(log.path)
         entry = self.last_entry
         if entry is not None and not (entry.next or "").strip():
-            return [
+            return found + [
                 Finding(
                     Level.WARNING,
                     "log.no-next",
@@ -149,7 +151,37 @@ class ItemReport:
                     hint="the next checkpoint writes one",
                 )
             ]
-        return []
+        return found
+
+    def _transitions_ahead(self, path: Path) -> list[Finding]:
+        """The log's own transitions table recording a phase later than its ``phase:``."""
+        from the_loop.config import PHASES
+        from the_loop.execlog import entered_phases
+
+        recorded = self.phase.recorded
+        if recorded not in PHASES:
+            return []
+        with path.open("rb") as handle:
+            head = handle.read(65536).decode("utf-8", errors="replace")
+        later = [
+            (p, n)
+            for p, n in entered_phases(head)
+            if p in PHASES and PHASES.index(p) > PHASES.index(recorded)
+        ]
+        if not later:
+            return []
+        phase, line = max(later, key=lambda row: PHASES.index(row[0]))
+        return [
+            Finding(
+                Level.WARNING,
+                "log.transitions-ahead",
+                f"the Phase transitions table records {phase} as entered, but the front matter "
+                f"says phase: {recorded}",
+                Where(path, line),
+                hint="one of the two is wrong; `loop work-on ID --sync` sets the front matter "
+                "from the artifacts",
+            )
+        ]
 
     def evaluated(self) -> int:
         """How many things a check looked at (a check that saw nothing must not pass)."""

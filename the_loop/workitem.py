@@ -79,6 +79,10 @@ class WorkItem:
     def is_bug(self) -> bool:
         return self.requirements.kind == "bugfix"
 
+    def word(self, kind: str) -> str:
+        """The name a person uses for a chain slot: ``bugfix`` for a bug's requirements."""
+        return "bugfix" if kind == "requirements" and self.is_bug else kind
+
     def override_sources(self) -> list[OverrideSource]:
         """Front-matter ``overrides`` in precedence order (a later artifact wins)."""
         sources = []

@@ -7,6 +7,7 @@ freely and pipes stay clean.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -51,11 +52,18 @@ def shown_path(path: Path | str, cwd: Path | None = None) -> str:
 
 
 def relative_finding(finding: Finding) -> Finding:
-    """The same finding with its path shown relative to the current folder."""
-    if finding.where is None:
-        return finding
-    where = Where(shown_path(finding.where.path), finding.where.line, finding.where.col)
-    return replace(finding, where=where)
+    """The same finding with paths shown relative to the current folder.
+
+    Paths inside the message and the hint (a cycle lists each member's
+    ``file:line``) are shortened the same way as the finding's own place.
+    """
+    prefix = str(Path.cwd()) + os.sep
+    message = finding.message.replace(prefix, "")
+    hint = finding.hint.replace(prefix, "") if finding.hint else finding.hint
+    where = finding.where
+    if where is not None:
+        where = Where(shown_path(where.path), where.line, where.col)
+    return replace(finding, where=where, message=message, hint=hint)
 
 
 def finding_line(finding: Finding) -> str:
