@@ -215,3 +215,28 @@ def test_sync_repairs_a_disagreeing_mirror_explicitly(loop, git_repo: Path, rela
     assert "repaired the phase mirror: needs-review → requirements-definition" in synced.stdout
     assert _phase(repo) == "requirements-definition"
     assert "phase mirror repaired: needs-review → requirements-definition" in log.read_text()
+
+
+def test_a_failed_crossing_leaves_nothing_behind(loop, git_repo: Path) -> None:
+    """A pre-commit hook refusing the crossing's commit undoes the whole step."""
+    repo = git_repo
+    assert loop("init", "--defaults", cwd=repo).exit_code == 0
+    assert loop("new", "Hooked", "--id", "5", cwd=repo).exit_code == 0
+    item_dir = repo / "docs/specs" / ITEM
+    (item_dir / "requirements.md").write_text(REQUIREMENTS.format(item=ITEM, title="x"))
+    assert loop("approve", "5", "requirements", "--by", "@ann", cwd=repo).exit_code == 0
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho 'lint failed: trailing whitespace'\nexit 1\n")
+    hook.chmod(0o755)
+    before = {p.name: p.read_bytes() for p in item_dir.iterdir()}
+
+    result = loop("work-on", "5", cwd=repo)
+
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: git commit failed")
+    assert "lint failed: trailing whitespace" in result.stderr
+    assert {p.name: p.read_bytes() for p in item_dir.iterdir()} == before  # no design.md
+    assert not (repo / ".the-loop" / "state" / "checkpoint.json").exists()
+    hook.unlink()
+    assert loop("work-on", "5", cwd=repo).exit_code == 0
+    assert _phase(repo) == "design"

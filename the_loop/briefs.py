@@ -89,7 +89,8 @@ def _artifact_context(report: ItemReport, action: Action) -> dict[str, object]:
     ]
     lock = report.locks[kind]
     if lock.exists:
-        read.append((_path(report, kind), f"the {lock.label} draft to finish"))
+        label = "" if lock.label == "draft" else f"{lock.label} "
+        read.append((_path(report, kind), f"the {label}draft to finish"))
     done = []
     if kind == "tasks":
         done.append(f"`loop check {report.id}` reports no errors for tasks.md")

@@ -14,7 +14,7 @@ from pathlib import Path
 from the_loop import atomic
 from the_loop.actions import Action, next_action
 from the_loop.crossing import Crossing, cross, sync_mirror
-from the_loop.errors import RefusedError
+from the_loop.errors import LoopError, RefusedError
 from the_loop.policy import Reset
 from the_loop.project import ItemContext
 from the_loop.report import ItemReport, fresh_report
@@ -86,24 +86,31 @@ def work_on(
             report = fresh_report(ctx)
     action = next_action(report)
     rendered = None
+    written: tuple[str, Path] | None = None
     if action.kind == "write" and action.artifact:
         rendered = _render_artifact(report, action.artifact, dry_run)
+        written = (action.artifact, rendered)
         if not dry_run:
             report = fresh_report(ctx)
             action = next_action(report)
     crossing = None
     if report.phase.relation in ("pending", "behind") or _unrecorded(report):
-        crossing = cross(
-            report,
-            report.phase.implied,
-            next_step=_next_step(report, action),
-            dry_run=dry_run,
-            session=session,
-        )
+        try:
+            crossing = cross(
+                report,
+                report.phase.implied,
+                next_step=_next_step(report, action),
+                dry_run=dry_run,
+                session=session,
+            )
+        except LoopError:
+            # The checkpoint was undone; so is the skeleton rendered for it.
+            _unrender(written, report, dry_run)
+            raise
         if not dry_run:
             report = fresh_report(ctx)
-    elif report.phase.relation in ("ahead", "differs") and not sync:
-        pass  # reported by status and check; --sync repairs it explicitly
+    # A mirror ahead of the artifacts is reported by status and check; only --sync
+    # repairs it, explicitly.
     result = WorkOnResult(report, action, rendered, crossing, synced, None, dry_run)
     text = None if result.deferred else _brief(report, action)
     return WorkOnResult(report, action, rendered, crossing, synced, text, dry_run)
@@ -128,10 +135,30 @@ def _next_step(report: ItemReport, action: Action) -> str:
     return f"{text} (`loop work-on {report.id}` prints the brief)"
 
 
+def _unrender(rendered: tuple[str, Path] | None, report: ItemReport, dry_run: bool) -> None:
+    """Remove a skeleton this run rendered, if it is still exactly as rendered."""
+    if rendered is None or dry_run:
+        return
+    kind, path = rendered
+    if path.is_file() and path.read_text() == _skeleton(report, kind):
+        path.unlink()
+
+
+def _skeleton(report: ItemReport, kind: str) -> str:
+    from the_loop.templating import render
+
+    item = report.item
+    return render(
+        _ARTIFACT_TEMPLATES[kind],
+        item=item.id,
+        title=report.title or item.id,
+        requirements_file=item.requirements.path.name,
+    )
+
+
 def _render_artifact(report: ItemReport, kind: str, dry_run: bool) -> Path:
     """Write the artifact's skeleton from its template; only below locked upstreams."""
     from the_loop.approval import upstream_kinds
-    from the_loop.templating import render
 
     item = report.item
     for up in upstream_kinds(item, kind):
@@ -141,14 +168,6 @@ def _render_artifact(report: ItemReport, kind: str, dry_run: bool) -> Path:
                 f"{report.locks[up].label}"
             )
     path = item.artifact(kind).path
-    if dry_run:
-        return path
-    requirements_file = item.requirements.path.name
-    text = render(
-        _ARTIFACT_TEMPLATES[kind],
-        item=item.id,
-        title=report.title or item.id,
-        requirements_file=requirements_file,
-    )
-    atomic.create_exclusive(path, text)
+    if not dry_run:
+        atomic.create_exclusive(path, _skeleton(report, kind))
     return path

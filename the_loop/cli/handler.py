@@ -54,9 +54,12 @@ def _relative(exc: LoopError) -> LoopError:
     where = exc.where
     if where is not None and Path(where.path).is_absolute():
         try:
-            exc.where = Where(Path(where.path).relative_to(Path.cwd()), where.line, where.col)
+            rel = Path(where.path).relative_to(Path.cwd())
         except ValueError:
-            pass
+            return exc
+        # "." would point at nothing: the current folder is the place already
+        at_root = rel == Path(".") and where.line is None
+        exc.where = None if at_root else Where(rel, where.line, where.col)
     return exc
 
 
