@@ -106,7 +106,7 @@ def main() -> int:
             rows.append({"n": n, "command": f"loop {name}", **cell})
     results["commands"] = rows
     with tempfile.TemporaryDirectory() as tmp:
-        results["append"] = {str(e): append_cost(e, Path(tmp)) for e in (10, 100_000)}
+        results["append"] = {str(e): append_cost(e, Path(tmp)) for e in (10, 1_000, 100_000)}
     (options.out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     print(render(results))
     return 0

@@ -129,7 +129,7 @@ class ItemReport:
         if reqs is not None:
             found.extend(reqs.findings)
             if self.tasks is not None:
-                from the_loop.requirements import trace
+                from the_loop.traceability import trace
 
                 found.extend(trace(reqs, self.tasks))
         return found
