@@ -20,25 +20,26 @@ import click
 from the_loop import __version__
 from the_loop.cli.handler import guarded
 
-# name → (module, attribute, help section)
+# name → (module, attribute, help section); listed in `loop --help` in this order,
+# which follows the workflow.
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "init": ("the_loop.cli.cmd_init", "init", "Set up"),
     "config": ("the_loop.cli.cmd_config", "config", "Set up"),
+    "new": ("the_loop.cli.cmd_phase", "new", "Start and advance work"),
+    "promote": ("the_loop.cli.cmd_phase", "promote", "Start and advance work"),
+    "work-on": ("the_loop.cli.cmd_phase", "work_on", "Start and advance work"),
+    "approve": ("the_loop.cli.cmd_phase", "approve", "Start and advance work"),
+    "finish": ("the_loop.cli.cmd_phase", "finish", "Start and advance work"),
     "status": ("the_loop.cli.cmd_items", "status", "See where things stand"),
     "next": ("the_loop.cli.cmd_items", "next_cmd", "See where things stand"),
     "check": ("the_loop.cli.cmd_items", "check", "See where things stand"),
     "graph": ("the_loop.cli.cmd_items", "graph", "See where things stand"),
-    "new": ("the_loop.cli.cmd_phase", "new", "Start and advance work"),
-    "promote": ("the_loop.cli.cmd_phase", "promote", "Start and advance work"),
-    "approve": ("the_loop.cli.cmd_phase", "approve", "Start and advance work"),
-    "work-on": ("the_loop.cli.cmd_phase", "work_on", "Start and advance work"),
-    "finish": ("the_loop.cli.cmd_phase", "finish", "Start and advance work"),
+    "log": ("the_loop.cli.cmd_tasks", "log_cmd", "See where things stand"),
+    "resume": ("the_loop.cli.cmd_tasks", "resume", "See where things stand"),
     "execute-tasks": ("the_loop.cli.cmd_tasks", "execute_tasks", "Tasks and checkpoints"),
     "task": ("the_loop.cli.cmd_tasks", "task", "Tasks and checkpoints"),
     "checkpoint": ("the_loop.cli.cmd_tasks", "checkpoint_cmd", "Tasks and checkpoints"),
     "pressure": ("the_loop.cli.cmd_tasks", "pressure", "Tasks and checkpoints"),
-    "log": ("the_loop.cli.cmd_tasks", "log_cmd", "See where things stand"),
-    "resume": ("the_loop.cli.cmd_tasks", "resume", "See where things stand"),
     "reset": ("the_loop.cli.cmd_recover", "reset", "Recover"),
     "doctor": ("the_loop.cli.cmd_recover", "doctor", "Recover"),
 }
@@ -92,7 +93,7 @@ class LoopGroup(click.Group):
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         by_section: dict[str, list[tuple[str, str]]] = {s: [] for s in SECTIONS}
-        for name in self.list_commands(ctx):
+        for name in [*COMMANDS, *sorted(set(self.commands) - set(COMMANDS))]:
             command = self.get_command(ctx, name)
             if command is None or command.hidden:
                 continue
