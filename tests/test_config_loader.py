@@ -237,9 +237,9 @@ def test_check_file_of_non_utf8_text_names_the_line(tmp_path: Path) -> None:
         check_file(path)
 
     assert exc.value.exit_code is ExitCode.USAGE
-    assert exc.value.where == Where(path, 3)
+    assert exc.value.where == Where(path, 3, 15)
     assert exc.value.render() == (
-        f"{path}:3: the config file is not UTF-8 text\nhint: save the file as UTF-8"
+        f"{path}:3:15: not UTF-8 text: byte 0xe9 cannot be decoded\nhint: save the file as UTF-8"
     )
 
 

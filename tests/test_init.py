@@ -243,9 +243,11 @@ def test_an_unparseable_existing_config_needs_attention(git_repo: Path, loop: Lo
     result = loop("init", "--defaults", "--json", cwd=git_repo)
 
     assert result.exit_code == 0
-    assert (".the-loop/config.yaml", "needs-attention", "the config file is not UTF-8 text") in (
-        steps(result)
-    )
+    assert (
+        ".the-loop/config.yaml",
+        "needs-attention",
+        "not UTF-8 text: byte 0xff cannot be decoded",
+    ) in steps(result)
     assert config.read_bytes() == b"version: \xff\n"
 
 

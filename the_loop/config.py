@@ -19,6 +19,7 @@ from typing import Any
 from the_loop import schema, yamlio
 from the_loop.errors import ConfigError, UnusableInputError, Where
 from the_loop.findings import Finding, Level, failing, sorted_findings
+from the_loop.textfile import decode_utf8
 
 CONFIG_DIR = ".the-loop"
 CONFIG_FILE = "config.yaml"
@@ -271,15 +272,7 @@ def _read_text(path: Path) -> str:
         raise UnusableInputError(
             f"cannot read the config file: {exc.strerror}", where=Where(path)
         ) from exc
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise UnusableInputError(
-            "the config file is not UTF-8 text",
-            where=Where(path, line),
-            hint="save the file as UTF-8",
-        ) from exc
+    return decode_utf8(raw, path)
 
 
 def _schema_findings(path: Path, node: Any, data: Any, *, first_line: int = 1) -> list[Finding]:

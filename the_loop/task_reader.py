@@ -20,6 +20,7 @@ from the_loop.findings import Level
 from the_loop.task_assembly import Block, Context, Draft, assemble, lone_field
 from the_loop.task_edges import resolve_source
 from the_loop.task_model import TaskList
+from the_loop.textfile import decode_utf8
 
 
 def parse_tasks(text: str, path: Path) -> TaskList:
@@ -63,17 +64,8 @@ def read_bytes(path: Path) -> bytes:
 
 
 def decode(data: bytes, path: Path) -> str:
-    """``data`` (read from ``path``) as text; ``UnusableInputError`` at the first non-UTF-8 byte."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise UnusableInputError(
-            f"not UTF-8 text: byte 0x{data[exc.start]:02x} cannot be decoded",
-            where=Where(path, line, col),
-            hint="save the file as UTF-8",
-        ) from exc
+    """``data`` (read from ``path``) as text (see ``the_loop.textfile``)."""
+    return decode_utf8(data, path)
 
 
 # ---------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from the_loop.config import OverrideSource
 from the_loop.errors import UnusableInputError, UsageError, Where
 from the_loop.findings import Finding, Level
 from the_loop.frontmatter import FrontMatter, parse_front_matter
+from the_loop.textfile import decode_utf8
 
 ARTIFACT_FILES = {
     "brainstorm": "brainstorm.md",
@@ -207,13 +208,7 @@ def read_text(path: Path) -> str:
         raw = path.read_bytes()
     except OSError as exc:
         raise UnusableInputError(f"cannot read: {exc.strerror}", where=Where(path)) from exc
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise UnusableInputError(
-            "not UTF-8 text", where=Where(path, line), hint="save the file as UTF-8"
-        ) from exc
+    return decode_utf8(raw, path)
 
 
 def _read_front(path: Path, *, large: bool) -> FrontMatter:
