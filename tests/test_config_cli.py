@@ -181,7 +181,8 @@ def test_a_non_utf8_file_exits_2_naming_the_line(tmp_path: Path, loop: Loop) -> 
     assert result.exit_code == 2
     assert result.stdout == ""
     assert result.stderr == (
-        "error: latin1.yaml:2:4: not UTF-8 text: byte 0xe9 cannot be decoded\nhint: save the file as UTF-8\n"
+        "error: latin1.yaml:2:4: not UTF-8 text: byte 0xe9 cannot be decoded\n"
+        "hint: save the file as UTF-8\n"
     )
 
 
