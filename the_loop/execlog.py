@@ -23,6 +23,7 @@ from pathlib import Path
 
 from the_loop import atomic
 from the_loop.errors import UnusableInputError, Where
+from the_loop.fences import closes_fence
 from the_loop.findings import Finding, Level
 from the_loop.frontmatter import parse_front_matter, update_front_matter
 
@@ -118,16 +119,10 @@ class _Fences:
                 self.marker = match.group(1)
                 return True
             return False
-        if match and self._closes(match.group(1), line):
+        # A fence of unknown kind (a tail read began inside it) closes at any fence line.
+        if match and (self.marker == "" or closes_fence(self.marker[0], len(self.marker), line)):
             self.marker = None
         return True
-
-    def _closes(self, found: str, line: str) -> bool:
-        if self.marker == "":
-            return True
-        assert self.marker is not None
-        same_kind = found[0] == self.marker[0] and len(found) >= len(self.marker)
-        return same_kind and not line.strip()[len(found) :].strip()
 
 
 def _entries(lines: list[str], first_line: int, *, in_fence: bool = False) -> Iterator[LogEntry]:

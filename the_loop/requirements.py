@@ -50,6 +50,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from the_loop.errors import UnusableInputError, Where
+from the_loop.fences import closes_fence, open_fence
 from the_loop.findings import Finding, Level, sorted_findings
 
 Kind = Literal["requirements", "bugfix"]
@@ -194,9 +195,6 @@ def _closes_comment(line: str, *, opening: bool) -> bool:
     return "-->" in line[start:]
 
 
-_FENCE_OPEN = re.compile(r"^[ \t]*(`{3,}|~{3,})")
-
-
 @dataclass(frozen=True)
 class _Fence:
     char: str
@@ -205,14 +203,11 @@ class _Fence:
 
     @classmethod
     def opened_by(cls, line: str, lineno: int) -> _Fence | None:
-        m = _FENCE_OPEN.match(line)
-        if m is None or (m.group(1)[0] == "`" and "`" in line[m.end() :]):
-            return None  # a backtick fence's info string may not contain backticks
-        return cls(m.group(1)[0], len(m.group(1)), lineno)
+        opened = open_fence(line.lstrip(" \t"))
+        return None if opened is None else cls(opened[0], opened[1], lineno)
 
     def closed_by(self, line: str) -> bool:
-        stripped = line.strip()
-        return len(stripped) >= self.length and stripped == self.char * len(stripped)
+        return closes_fence(self.char, self.length, line)
 
 
 # --------------------------------------------------------------------------- #

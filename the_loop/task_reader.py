@@ -16,6 +16,7 @@ from pathlib import Path
 
 from the_loop import mermaid
 from the_loop.errors import UnusableInputError, Where
+from the_loop.fences import closes_fence, open_fence
 from the_loop.findings import Level
 from the_loop.task_assembly import Block, Context, Draft, assemble, lone_field
 from the_loop.task_edges import resolve_source
@@ -77,8 +78,6 @@ _FIELD_LINE_RE = re.compile(
     r"[ \t]+[-*+][ \t]+(_(depends on|requirements|test):_[ \t]*(\S.*))", re.IGNORECASE
 )
 _BULLET_RE = re.compile(r"(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]+(.*))?$")
-_FENCE_OPEN_RE = re.compile(r"(`{3,}|~{3,})[ \t]*(.*)$")
-_FENCE_CLOSE_RE = re.compile(r"(`{3,}|~{3,})[ \t]*$")
 
 
 @dataclass
@@ -192,24 +191,24 @@ class _Reader:
         draft.after_blank = False
 
     def _open_fence(self, stripped: str, no: int, indented: bool) -> bool:
-        m = _FENCE_OPEN_RE.match(stripped)
-        if not m or (m.group(1)[0] == "`" and "`" in m.group(2)):
+        opened = open_fence(stripped)
+        if opened is None:
             return False
+        char, length, info_text = opened
         if not indented:
             self._finish()
         in_task = self.draft is not None
         if self.draft is not None:
             self.draft.end_line = no
-        info = m.group(2).split(None, 1)
+        info = info_text.split(None, 1)
         is_mermaid = bool(info) and info[0].lower() == "mermaid"
-        self.fence = _Fence(m.group(1)[0], len(m.group(1)), no, in_task, [] if is_mermaid else None)
+        self.fence = _Fence(char, length, no, in_task, [] if is_mermaid else None)
         return True
 
     def _fenced(self, line: str, no: int) -> None:
         fence = self.fence
         assert fence is not None
-        m = _FENCE_CLOSE_RE.match(line.strip(" \t"))
-        if m and m.group(1)[0] == fence.char and len(m.group(1)) >= fence.length:
+        if closes_fence(fence.char, fence.length, line):
             self.fence = None
             self._close_chart(fence)
             if fence.in_task and self.draft is not None:
