@@ -25,7 +25,7 @@ from pathlib import Path
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level
 from the_loop.frontmatter import parse_front_matter
-from the_loop.workitem import CHAIN, Artifact, WorkItem, read_text
+from the_loop.workitem import CHAIN, Artifact, WorkItem
 
 _CHECKBOX = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)\[[ xX\-]\]", re.MULTILINE)
 _PREFIX = "sha256:"
@@ -101,12 +101,8 @@ def locks(item: WorkItem) -> dict[str, Lock]:
 
 
 def _current_hash(art: Artifact) -> str | None:
-    if not art.exists:
-        return None
-    try:
-        return body_hash(read_text(art.path), art.path)
-    except Exception:  # an unreadable file is reported by the item reader
-        return None
+    # An unreadable file has no text (the item reader reports it) and no hash.
+    return body_hash(art.text, art.path) if art.text is not None else None
 
 
 def _recorded(art: Artifact) -> tuple[str | None, dict[str, str]]:

@@ -17,7 +17,8 @@ from the_loop.execlog import LogEntry, last_entry
 from the_loop.findings import Finding, Level, sorted_findings
 from the_loop.phase import PhaseState, phase_findings, phase_state, task_counts
 from the_loop.project import ItemContext
-from the_loop.tasks import TaskList, TaskState, read_tasks
+from the_loop.tasks import TaskList, TaskState, parse_tasks, read_tasks
+from the_loop.workitem import Artifact
 
 if TYPE_CHECKING:
     from the_loop.dag import DagReport
@@ -42,7 +43,9 @@ class ItemReport:
         if not art.exists:
             return None
         try:
-            return read_tasks(art.path)
+            # Reuse the text the item reader already decoded; without it (unreadable)
+            # read again so the precise error becomes the finding.
+            return parse_tasks(art.text, art.path) if art.text is not None else read_tasks(art.path)
         except LoopError as exc:
             finding = Finding(Level.ERROR, "tasks.unreadable", exc.message, exc.where, exc.hint)
             return TaskList(art.path, (), (finding,), "none")
@@ -68,8 +71,10 @@ class ItemReport:
         art = self.item.requirements
         if not art.exists:
             return None
-        from the_loop.requirements import read_requirements
+        from the_loop.requirements import parse_requirements, read_requirements
 
+        if art.text is not None:
+            return parse_requirements(art.text, art.path)
         return read_requirements(art.path)
 
     @cached_property
@@ -81,8 +86,8 @@ class ItemReport:
         """The item's title: the first H1 of its first artifact, minus a type prefix."""
         for kind in ("requirements", "brainstorm", "execution-log", "design", "tasks"):
             art = self.item.artifact(kind) if kind != "execution-log" else self.item.artifacts[kind]
-            if art.exists:
-                title = _first_heading(art.path)
+            if art.text is not None:
+                title = _first_heading(art.text)
                 if title:
                     return title
         return ""
@@ -138,7 +143,7 @@ class ItemReport:
         log = self.item.artifacts["execution-log"]
         if not log.exists:
             return []
-        found = self._transitions_ahead(log.path)
+        found = self._transitions_ahead(log)
         entry = self.last_entry
         if entry is not None and not (entry.next or "").strip():
             return found + [
@@ -153,19 +158,18 @@ class ItemReport:
             ]
         return found
 
-    def _transitions_ahead(self, path: Path) -> list[Finding]:
+    def _transitions_ahead(self, log: Artifact) -> list[Finding]:
         """The log's own transitions table recording a phase later than its ``phase:``."""
         from the_loop.config import PHASES
         from the_loop.execlog import entered_phases
 
         recorded = self.phase.recorded
-        if recorded not in PHASES:
+        if recorded not in PHASES or log.text is None:
             return []
-        with path.open("rb") as handle:
-            head = handle.read(65536).decode("utf-8", errors="replace")
+        path = log.path
         later = [
             (p, n)
-            for p, n in entered_phases(head)
+            for p, n in entered_phases(log.text)
             if p in PHASES and PHASES.index(p) > PHASES.index(recorded)
         ]
         if not later:
@@ -197,10 +201,8 @@ def fresh_report(ctx: ItemContext) -> ItemReport:
     return ItemReport(item_context(ctx.project, load_item(ctx.item.path, ctx.item.spec_root)))
 
 
-def _first_heading(path: Path) -> str | None:
-    with path.open("rb") as handle:
-        head = handle.read(8192).decode("utf-8", errors="replace")
-    for line in head.split("\n"):
+def _first_heading(text: str) -> str | None:
+    for line in text[:8192].split("\n"):
         if line.startswith("# "):
             text = line[2:].strip()
             prefix, sep, rest = text.partition(":")

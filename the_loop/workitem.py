@@ -43,6 +43,10 @@ class Artifact:
     path: Path
     exists: bool
     front: FrontMatter | None
+    # The text read for the front matter, kept so nothing reads the file again:
+    # the whole file, except for an execution log over 64 KB (its head only);
+    # None when the file is missing or unreadable.
+    text: str | None = None
 
     @property
     def status(self) -> str | None:
@@ -183,8 +187,15 @@ def load_item(folder: Path, spec_root: Path) -> WorkItem:
     findings: list[Finding] = []
     for kind, name in ARTIFACT_FILES.items():
         path = folder / name
-        front = _read_front(path, large=kind == "execution-log") if path.is_file() else None
-        artifacts[kind] = Artifact(kind, path, front is not None, front)
+        front, text = (
+            _read_front(path, large=kind == "execution-log")
+            if path.is_file()
+            else (
+                None,
+                None,
+            )
+        )
+        artifacts[kind] = Artifact(kind, path, front is not None, front, text)
         if front is not None:
             findings.extend(front.findings)
             findings.extend(_front_checks(kind, front))
@@ -211,17 +222,18 @@ def read_text(path: Path) -> str:
     return decode_utf8(raw, path)
 
 
-def _read_front(path: Path, *, large: bool) -> FrontMatter:
+def _read_front(path: Path, *, large: bool) -> tuple[FrontMatter, str | None]:
+    """The front matter of ``path`` and the text it was read from."""
     if large and path.stat().st_size > _HEAD_LIMIT:
         with path.open("rb") as handle:
             head = handle.read(_HEAD_LIMIT).decode("utf-8", errors="replace")
-        return parse_front_matter(head, path)
+        return parse_front_matter(head, path), head
     try:
         text = read_text(path)
     except UnusableInputError as exc:
         finding = Finding(Level.ERROR, "item.unreadable", exc.message, exc.where, exc.hint)
-        return FrontMatter(path, None, {}, False, 0, 0, 0, (finding,))
-    return parse_front_matter(text, path)
+        return FrontMatter(path, None, {}, False, 0, 0, 0, (finding,)), None
+    return parse_front_matter(text, path), text
 
 
 def _front_checks(kind: str, front: FrontMatter) -> Iterator[Finding]:
