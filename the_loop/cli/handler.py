@@ -49,16 +49,24 @@ def guarded(call: Callable[[], T], *, debug: bool) -> T:
         raise click.exceptions.Exit(int(ExitCode.INTERNAL)) from None
 
 
+def shown_path(path: Path | str) -> str:
+    """A path as the user should see it: relative to the current folder when inside it."""
+    path = Path(path)
+    if path.is_absolute():
+        try:
+            return str(path.relative_to(Path.cwd()))
+        except ValueError:
+            return str(path)
+    return str(path)
+
+
 def _relative(exc: LoopError) -> LoopError:
     """Show the error's path relative to the current folder when it lies inside it."""
     where = exc.where
-    if where is not None and Path(where.path).is_absolute():
-        try:
-            rel = Path(where.path).relative_to(Path.cwd())
-        except ValueError:
-            return exc
+    if where is not None:
+        rel = shown_path(where.path)
         # "." would point at nothing: the current folder is the place already
-        at_root = rel == Path(".") and where.line is None
+        at_root = rel == "." and where.line is None
         exc.where = None if at_root else Where(rel, where.line, where.col)
     return exc
 

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import click
 
 from the_loop.cli import Env
+from the_loop.cli.handler import shown_path
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level
 
@@ -37,18 +38,6 @@ def wants_json(env: Env, flag: bool) -> bool:
 def emit_json(data: Any) -> None:
     """Print ``data`` as indented JSON on stdout."""
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
-
-
-def shown_path(path: Path | str, cwd: Path | None = None) -> str:
-    """A path as the user should see it: relative to the current folder when inside it."""
-    path = Path(path)
-    base = cwd or Path.cwd()
-    if path.is_absolute():
-        try:
-            return str(path.relative_to(base))
-        except ValueError:
-            return str(path)
-    return str(path)
 
 
 def relative_finding(finding: Finding) -> Finding:
