@@ -61,7 +61,7 @@ def commands(n: int) -> dict[str, list[str]]:
 
 def append_cost(entries: int, tmp: Path) -> float:
     """Median seconds to append one entry to a log of ``entries`` entries."""
-    from the_loop.execlog import append_entry
+    from the_loop.log.execution_log import append_entry
 
     log = tmp / f"log-{entries}.md"
     head = "---\ntype: execution-log\nphase: implementation\n---\n\n## Progress entries\n\n"

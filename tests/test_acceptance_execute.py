@@ -15,7 +15,7 @@ import pytest
 from conftest import git
 from support import DESIGN, REQUIREMENTS, SIX_TASKS, tasks_md, write_config
 
-from the_loop.execlog import read_log
+from the_loop.log.execution_log import read_log
 from the_loop.tasks import TaskState, read_tasks
 
 ITEM = "issue-9"

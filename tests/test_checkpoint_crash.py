@@ -448,7 +448,8 @@ def test_killed_after_git_committed_is_not_committed_twice(
 # SIGKILLs itself at a chosen point of the rollback (LOOP_FAULT has no such point).
 ROLLBACK_DRIVER = """\
 import os, signal, sys
-from the_loop import checkpoint, execlog
+from the_loop.checkpoint import transaction as checkpoint
+from the_loop.log import execution_log as execlog
 
 where = os.environ["KILL_IN_ROLLBACK"]
 if where == "journal":

@@ -32,7 +32,7 @@ from test_checkpoint_support import (
     task_states,
 )
 
-from the_loop.gitrepo import IDENTITY_HINT
+from the_loop.git.repo import IDENTITY_HINT
 from the_loop.tasks import TaskState
 
 DONE_1 = ("task", "done", "7", "1", "--did", "wrote the config key", "--next", NEXT)

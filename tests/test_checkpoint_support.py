@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from the_loop.cli import cli
-from the_loop.execlog import LogEntry, read_log
+from the_loop.log.execution_log import LogEntry, read_log
 from the_loop.tasks import TaskState, read_tasks
 
 ITEM = "issue-7"

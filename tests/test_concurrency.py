@@ -28,7 +28,7 @@ from test_checkpoint_support import (
     task_states,
 )
 
-from the_loop.lock import project_lock
+from the_loop.checkpoint.lock import project_lock
 from the_loop.tasks import TaskState
 
 SAME_TASK_ROUNDS = 3  # the interesting race: repeat it, free-running and gated

@@ -11,7 +11,7 @@ import pytest
 from conftest import CORPUS, REPO_ROOT, Result, requires_corpus
 from ruamel.yaml import YAML
 
-from the_loop import schema
+from the_loop.config import schema
 
 Loop = Callable[..., Result]
 BuildTree = Callable[..., Path]

@@ -26,7 +26,7 @@ import pytest
 from conftest import Result
 from ruamel.yaml import YAML
 
-from the_loop import schema
+from the_loop.config import schema
 
 EXAMPLES = Path(__file__).resolve().parent / "examples"
 INVALID = sorted((EXAMPLES / "invalid").glob("*.yaml"))

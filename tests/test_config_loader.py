@@ -4,7 +4,7 @@ Effective config = schema defaults ← ``.the-loop/config.yaml`` ← the work
 item's front-matter ``overrides`` (brainstorm, requirements/bugfix, design,
 tasks; a later artifact wins), validated again after the merge. Work items are
 real files written with ``build_tree``; their override sources come from
-``the_loop.project.open_item``.
+``the_loop.spec.project.open_item``.
 """
 
 from __future__ import annotations
@@ -18,18 +18,18 @@ from pathlib import Path
 
 import pytest
 
-from the_loop import schema
-from the_loop.config import (
+from the_loop.config.loader import (
     Config,
     OverrideSource,
     check_file,
     config_path,
     explain,
     load_config,
+    schema,
 )
 from the_loop.errors import ConfigError, ExitCode, UnusableInputError, Where
 from the_loop.findings import Level
-from the_loop.project import open_item
+from the_loop.spec.project import open_item
 
 BuildTree = Callable[..., Path]
 ITEM = "docs/specs/issue-7"
@@ -587,7 +587,7 @@ def test_integer_settings_are_ints_even_when_written_as_floats(build_tree: Build
 # --- the validation cache ----------------------------------------------------------
 
 _PROBE = (
-    "import sys; from pathlib import Path; from the_loop.config import load_config; "
+    "import sys; from pathlib import Path; from the_loop.config.loader import load_config; "
     "load_config(Path(sys.argv[1])); print('jsonschema' in sys.modules)"
 )
 

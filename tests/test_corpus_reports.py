@@ -24,7 +24,7 @@ import pytest
 from conftest import CORPUS, Result, git, requires_corpus
 from support import front_matter
 
-from the_loop.mermaid import parse_flowchart
+from the_loop.tasks.mermaid import parse_flowchart
 
 pytestmark = requires_corpus()
 

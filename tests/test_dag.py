@@ -1,4 +1,4 @@
-"""Unit tests for ``the_loop.dag`` on small hand-built graphs, with exact answers."""
+"""Unit tests for ``the_loop.dag.analysis`` on small hand-built graphs, with exact answers."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from the_loop.dag import DagReport, analyze, id_sort_key
+from the_loop.dag.analysis import DagReport, analyze, id_sort_key
 from the_loop.errors import DagError, Where
 from the_loop.findings import Level
 from the_loop.tasks import Task, TaskList, TaskState

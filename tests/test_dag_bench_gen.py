@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from the_loop.dag import analyze
+from the_loop.dag.analysis import analyze
 from the_loop.tasks import Task, TaskList, TaskState
 
 GEN = Path(__file__).resolve().parent.parent / "bench" / "gen.py"

@@ -1,4 +1,4 @@
-"""Property tests for ``the_loop.dag``: random graphs against a brute-force model.
+"""Property tests for ``the_loop.dag.analysis``: random graphs against a brute-force model.
 
 The model answers every question the slow, obvious way (reachability sets,
 repeated scans) on graphs small enough for that; ``analyze`` must agree.
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from the_loop.dag import DagReport, analyze, id_sort_key
+from the_loop.dag.analysis import DagReport, analyze, id_sort_key
 from the_loop.tasks import Task, TaskList, TaskState
 
 PATH = Path("tasks.md")

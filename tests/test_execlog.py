@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from the_loop.errors import UnusableInputError, Where
-from the_loop.execlog import LogEntry, parse_log, read_log
 from the_loop.findings import Level
-from the_loop.templating import render
+from the_loop.io.templating import render
+from the_loop.log.execution_log import LogEntry, parse_log, read_log
 
 PATH = Path("docs/specs/issue-5/execution-log.md")
 

@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
-from the_loop import execlog
-from the_loop.execlog import (
+from the_loop.io.templating import render
+from the_loop.log import execution_log as execlog
+from the_loop.log.execution_log import (
     PROGRESS_HEADING,
     Appended,
     append_entry,
@@ -30,7 +31,6 @@ from the_loop.execlog import (
     read_log,
     remove_entry,
 )
-from the_loop.templating import render
 
 HEAD = render("execution-log.md.j2", item="issue-5", title="appends", phase="implementation")
 

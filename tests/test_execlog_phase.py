@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from the_loop.execlog import record_transition, sync_phase
-from the_loop.frontmatter import parse_front_matter
-from the_loop.templating import render
+from the_loop.io.templating import render
+from the_loop.log.execution_log import record_transition, sync_phase
+from the_loop.spec.front_matter import parse_front_matter
 
 TEMPLATE = render("execution-log.md.j2", item="issue-5", title="the mirror", phase="design")
 HEADER = "| Phase | Entered | Reviewed/approved by | Notes |"

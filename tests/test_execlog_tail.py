@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from the_loop import execlog
-from the_loop.execlog import LogEntry, last_entry, read_log, tail_entries
-from the_loop.templating import render
+from the_loop.io.templating import render
+from the_loop.log import execution_log as execlog
+from the_loop.log.execution_log import LogEntry, last_entry, read_log, tail_entries
 
 HEAD = render("execution-log.md.j2", item="issue-5", title="tail reads", phase="implementation")
 

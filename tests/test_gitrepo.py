@@ -15,7 +15,7 @@ import pytest
 from conftest import REPO_ROOT, git
 
 from the_loop.errors import GitError
-from the_loop.gitrepo import (
+from the_loop.git.repo import (
     RepoStatus,
     commit_message,
     find_checkpoint_commit,
@@ -65,7 +65,7 @@ def test_answers_without_a_repository_never_import_gitpython(plain_folder: Path)
         f"""
         import sys
         from pathlib import Path
-        from the_loop import gitrepo
+        from the_loop.git import repo as gitrepo
         folder = Path({str(plain_folder)!r})
         assert gitrepo.find_repo_root(folder) is None
         assert gitrepo.repo_status(folder).is_repo is False

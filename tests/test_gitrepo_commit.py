@@ -16,7 +16,7 @@ import pytest
 from conftest import git
 
 from the_loop.errors import GitError
-from the_loop.gitrepo import CommitOutcome, commit_checkpoint, commit_message, repo_status
+from the_loop.git.repo import CommitOutcome, commit_checkpoint, commit_message, repo_status
 
 MESSAGE = (
     "chore(issue-42): checkpoint task 3\n"

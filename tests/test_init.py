@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT, Result
 
-from the_loop import schema
+from the_loop.config import schema
 
 Loop = Callable[..., Result]
 

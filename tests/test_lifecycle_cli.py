@@ -17,8 +17,8 @@ from conftest import Result
 from support import front_matter
 
 from the_loop.errors import TemplateError
-from the_loop.execlog import read_log
-from the_loop.frontmatter import parse_front_matter
+from the_loop.log.execution_log import read_log
+from the_loop.spec.front_matter import parse_front_matter
 
 Loop = Callable[..., Result]
 NOW = "2026-11-30T12:00Z"
@@ -193,7 +193,7 @@ def test_new_leaves_nothing_when_a_template_fails(
     loop: Loop, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """requirements.md is rendered and written first; the log's template then fails."""
-    from the_loop import templating
+    from the_loop.io import templating
 
     real = templating.render
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from the_loop.findings import Level
-from the_loop.mermaid import Edge, Flowchart, node_task_id, parse_flowchart
 from the_loop.tasks import parse_tasks
+from the_loop.tasks.mermaid import Edge, Flowchart, node_task_id, parse_flowchart
 
 PATH = Path("tasks.md")
 

@@ -1,4 +1,4 @@
-"""Unit tests for ``the_loop.policy``: the pressure verdict's edges and boundary resets.
+"""Unit tests for ``the_loop.checkpoint.policy``: the pressure verdict's edges and boundary resets.
 
 Thresholds and policies are built directly (no config file), so every number in
 these tests is the number under test.
@@ -10,9 +10,7 @@ import math
 
 import pytest
 
-from the_loop.config import ContextPolicy, Pressure
-from the_loop.errors import UsageError
-from the_loop.policy import (
+from the_loop.checkpoint.policy import (
     Boundary,
     Decision,
     Reset,
@@ -21,6 +19,8 @@ from the_loop.policy import (
     context_line,
     pressure_verdict,
 )
+from the_loop.config.loader import ContextPolicy, Pressure
+from the_loop.errors import UsageError
 
 DEFAULT = Pressure(
     soft_tokens=200_000, hard_tokens=280_000, selective_percent=75, full_clear_percent=90

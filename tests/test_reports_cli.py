@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import Result
 
-from the_loop.mermaid import parse_flowchart
+from the_loop.tasks.mermaid import parse_flowchart
 
 Loop = Callable[..., Result]
 Build = Callable[[Mapping[str, str]], Path]

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from the_loop.errors import UnusableInputError
 from the_loop.findings import Level
-from the_loop.requirements import (
+from the_loop.spec.requirements import (
     Requirement,
     RequirementSet,
     parse_requirements,

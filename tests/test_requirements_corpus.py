@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS, requires_corpus
 
-from the_loop.requirements import RequirementSet, read_requirements
+from the_loop.spec.requirements import RequirementSet, read_requirements
+from the_loop.spec.traceability import trace
 from the_loop.tasks import Task, TaskList, TaskState
-from the_loop.traceability import trace
 
 pytestmark = requires_corpus()
 

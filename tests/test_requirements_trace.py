@@ -11,9 +11,9 @@ from pathlib import Path
 
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level
-from the_loop.requirements import RequirementSet, parse_requirements
+from the_loop.spec.requirements import RequirementSet, parse_requirements
+from the_loop.spec.traceability import coverage, trace
 from the_loop.tasks import Task, TaskList, TaskState
-from the_loop.traceability import coverage, trace
 
 REQ_PATH = Path("docs/specs/issue-7/requirements.md")
 BUG_PATH = Path("docs/specs/issue-8/bugfix.md")

@@ -1,4 +1,4 @@
-"""Unit tests for ``the_loop.resets``: the reset transaction in a real state folder.
+"""Unit tests for ``the_loop.checkpoint.resets``: the reset transaction in a real state folder.
 
 prepared → dispatched → completed (or aborted). A compaction completes only on
 the checkpoint's own session, a clear only on a new one; nothing is replayed.
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from the_loop import resets
+from the_loop.checkpoint import resets
+from the_loop.checkpoint.state_dir import state_dir
 from the_loop.errors import RefusedError, StateError
-from the_loop.statedir import state_dir
 
 DIGEST = "a" * 64
 

@@ -32,9 +32,9 @@ from test_checkpoint_support import (
     task_states,
 )
 
-from the_loop.execlog import read_log
+from the_loop.io.templating import render
+from the_loop.log.execution_log import read_log
 from the_loop.tasks import TaskState
-from the_loop.templating import render
 
 DONE_1 = ("task", "done", "7", "1", "--did", "wrote the config key", "--next", NEXT)
 

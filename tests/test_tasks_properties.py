@@ -8,8 +8,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from the_loop.mermaid import parse_flowchart
 from the_loop.tasks import TaskList, TaskState, parse_tasks, with_state
+from the_loop.tasks.mermaid import parse_flowchart
 
 PATH = Path("tasks.md")
 SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from the_loop import atomic, tasks
+from the_loop import tasks
 from the_loop.errors import DagError, SpecError, UnusableInputError, Where
+from the_loop.io import atomic
 from the_loop.tasks import TaskState, read_tasks, set_state, with_state
 
 SAMPLE = (

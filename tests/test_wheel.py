@@ -144,7 +144,7 @@ def test_the_wheel_installed_alone_runs_init_and_validate(
         [
             str(python),
             "-c",
-            "import the_loop, the_loop.resources as r; "
+            "import the_loop, the_loop.io.resources as r; "
             "print(the_loop.__file__); print(r.resource_dir('schema'))",
         ],
         env=env,

@@ -64,7 +64,7 @@ class Env:
     @cached_property
     def root(self) -> Path:
         """The project root (``--repo``, else found from the current folder)."""
-        from the_loop.repo import find_project_root
+        from the_loop.config.project_root import find_project_root
 
         return find_project_root(self.cwd, self.repo_option)
 
@@ -134,9 +134,9 @@ def cli(ctx: click.Context, repo: Path | None, json_output: bool, debug: bool) -
 
 def _report_recoveries() -> None:
     """Say so when this command finished a checkpoint an earlier one left behind."""
-    if "the_loop.checkpoint" not in sys.modules:
+    if "the_loop.checkpoint.transaction" not in sys.modules:
         return  # nothing that could recover ran
-    from the_loop.checkpoint import recovered_here
+    from the_loop.checkpoint.transaction import recovered_here
 
     for found in recovered_here():
         text = (

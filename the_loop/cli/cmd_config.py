@@ -33,7 +33,7 @@ def validate(env: Env, files: tuple[Path, ...], json_output: bool) -> None:
     Exit 0 when every file is valid, 1 when any is invalid, 2 when a file is
     missing or unreadable.
     """
-    from the_loop.config import check_file, config_path
+    from the_loop.config.loader import check_file, config_path
     from the_loop.findings import failing
 
     targets = list(files) or [config_path(env.root)]
@@ -84,8 +84,8 @@ def validate(env: Env, files: tuple[Path, ...], json_output: bool) -> None:
 @click.pass_obj
 def show(env: Env, item_ref: str | None, explain: bool, json_output: bool) -> None:
     """Print the effective config (defaults, config.yaml, overrides)."""
-    from the_loop.config import explain as explain_rows
-    from the_loop.project import open_item, open_project
+    from the_loop.config.loader import explain as explain_rows
+    from the_loop.spec.project import open_item, open_project
 
     if item_ref:
         cfg = open_item(env.root, item_ref, cwd=env.cwd).config
@@ -105,7 +105,7 @@ def show(env: Env, item_ref: str | None, explain: bool, json_output: bool) -> No
                 f"{key.ljust(width)}  {_scalar(value)}  {click.style('# ' + origin, dim=True)}"
             )
         return
-    from the_loop import yamlio
+    from the_loop.io import yamlio
 
     click.echo(yamlio.dump(cfg.data), nl=False)
 
@@ -125,6 +125,6 @@ def _scalar(value: object) -> str:
 @config.command()
 def schema() -> None:
     """Print the config JSON Schema (point your editor at it)."""
-    from the_loop.schema import schema_bytes
+    from the_loop.config.schema import schema_bytes
 
     click.echo(schema_bytes().decode("utf-8"), nl=False)

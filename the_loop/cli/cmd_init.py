@@ -24,8 +24,8 @@ def init(env: Env, defaults: bool, dry_run: bool, json_output: bool) -> None:
     created, updated, skipped or needs attention. On a terminal it asks two
     questions unless --defaults is given.
     """
-    from the_loop.config import config_path
-    from the_loop.scaffold import init_project
+    from the_loop.config.loader import config_path
+    from the_loop.workflow.init_project import init_project
 
     spec_dir, commit = None, True
     interactive = not defaults and sys.stdin.isatty() and not wants_json(env, json_output)

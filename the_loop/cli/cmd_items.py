@@ -22,10 +22,10 @@ from the_loop.cli.output import (
     warn,
 )
 from the_loop.errors import ExitCode, UsageError
-from the_loop.report import ItemReport
+from the_loop.workflow.item_report import ItemReport
 
 if TYPE_CHECKING:
-    from the_loop.status import ItemStatus
+    from the_loop.workflow.status import ItemStatus
 
 ITEM = click.argument("item_ref", metavar="ID", required=False)
 ALL = click.option("--all", "all_items", is_flag=True, help="Every work item.")
@@ -33,7 +33,7 @@ ALL = click.option("--all", "all_items", is_flag=True, help="Every work item.")
 
 def reports(env: Env, item_ref: str | None, all_items: bool) -> list[ItemReport]:
     """The reports a command works on: one item, or every item with ``--all``."""
-    from the_loop.project import item_context, open_item, open_project
+    from the_loop.spec.project import item_context, open_item, open_project
 
     if item_ref and all_items:
         raise UsageError("give a work item or --all, not both")
@@ -56,7 +56,7 @@ def status(env: Env, item_ref: str | None, all_items: bool, json_output: bool) -
     The phase is shown as the artifacts imply it and as execution-log.md
     records it; a disagreement is flagged (loop check explains it).
     """
-    from the_loop.status import item_status
+    from the_loop.workflow.status import item_status
 
     views = [item_status(r) for r in reports(env, item_ref, all_items)]
     if wants_json(env, json_output):
@@ -188,7 +188,7 @@ def next_cmd(env: Env, item_ref: str, all_ready: bool, json_output: bool) -> Non
     lowest id. Exit 1 when open tasks remain but none can start, or when the
     task graph has errors.
     """
-    from the_loop.nexttask import next_view
+    from the_loop.workflow.next_task import next_view
 
     report = reports(env, item_ref, False)[0]
     view = next_view(report, all_ready=all_ready)
@@ -246,7 +246,7 @@ def check(env: Env, item_ref: str | None, all_items: bool, strict: bool, json_ou
 
 
 def _spec_root(env: Env) -> Path:
-    from the_loop.project import open_project
+    from the_loop.spec.project import open_project
 
     return open_project(env.root).spec_root
 
@@ -265,7 +265,7 @@ def _spec_root(env: Env) -> Path:
 @click.pass_obj
 def graph(env: Env, item_ref: str, fmt: str, json_output: bool) -> None:
     """Draw the task DAG with task states, waves and the critical path."""
-    from the_loop.graph_render import RENDERERS
+    from the_loop.dag.render import RENDERERS
 
     report = reports(env, item_ref, False)[0]
     if report.tasks is None or report.dag is None:

@@ -23,8 +23,8 @@ from the_loop.cli.output import dim, emit_json, good, json_option, shown_path, w
 @click.pass_obj
 def new(env: Env, title: str, item_id: str | None, bug: bool, json_output: bool) -> None:
     """Create a work item: requirements.md (or bugfix.md) and its log."""
-    from the_loop.lifecycle import new_item
-    from the_loop.project import open_project
+    from the_loop.spec.project import open_project
+    from the_loop.workflow.item_lifecycle import new_item
 
     created = new_item(open_project(env.root), title, item_id=item_id, bug=bug)
     if wants_json(env, json_output):
@@ -49,8 +49,8 @@ def new(env: Env, title: str, item_id: str | None, bug: bool, json_output: bool)
 @click.pass_obj
 def promote(env: Env, draft_ref: str, new_id: str, json_output: bool) -> None:
     """Give a draft work item its ticket id (folder and workItem: renamed)."""
-    from the_loop.lifecycle import promote as promote_item
-    from the_loop.project import open_project
+    from the_loop.spec.project import open_project
+    from the_loop.workflow.item_lifecycle import promote as promote_item
 
     moved = promote_item(open_project(env.root), draft_ref, new_id, cwd=env.cwd)
     if wants_json(env, json_output):
@@ -86,8 +86,8 @@ def approve(env: Env, item_ref: str, artifact: str, by: str, json_output: bool) 
     task graph has errors. If a locked artifact changes later, it and everything
     downstream are stale until approved again.
     """
-    from the_loop.lifecycle import approve as approve_artifact
-    from the_loop.project import open_item
+    from the_loop.spec.project import open_item
+    from the_loop.workflow.item_lifecycle import approve as approve_artifact
 
     ctx = open_item(env.root, item_ref, cwd=env.cwd)
     result = approve_artifact(ctx, artifact, by)
@@ -131,8 +131,8 @@ def work_on(
     boundary, checkpoints and prints the reset (contextManagement.phaseBoundary);
     then prints the brief for the next step.
     """
-    from the_loop.project import open_item
-    from the_loop.workon import work_on as run
+    from the_loop.spec.project import open_item
+    from the_loop.workflow.work_on import work_on as run
 
     ctx = open_item(env.root, item_ref, cwd=env.cwd)
     result = run(ctx, sync=sync, dry_run=dry_run, session=session)
@@ -151,8 +151,8 @@ def _echo_work_on(result: object, root: object) -> None:
     from pathlib import Path
 
     from the_loop.cli.cmd_items import _status_detail
-    from the_loop.status import item_status
-    from the_loop.workon import WorkOnResult
+    from the_loop.workflow.status import item_status
+    from the_loop.workflow.work_on import WorkOnResult
 
     assert isinstance(result, WorkOnResult) and isinstance(root, Path)
     view = item_status(result.report)
@@ -197,9 +197,9 @@ def finish(env: Env, item_ref: str, by: str, session: str | None, json_output: b
     Only from needs-review: every artifact approved, every task done. Takes a
     last checkpoint (phase complete, log status complete, a transition row).
     """
-    from the_loop.crossing import finish as run
-    from the_loop.project import open_item
-    from the_loop.report import ItemReport
+    from the_loop.spec.project import open_item
+    from the_loop.workflow.item_report import ItemReport
+    from the_loop.workflow.phase_crossing import finish as run
 
     ctx = open_item(env.root, item_ref, cwd=env.cwd)
     crossing = run(ItemReport(ctx), by, session=session)

@@ -38,8 +38,8 @@ def confirm(
     env: Env, item_ref: str, session: str, checkpoint_id: str | None, json_output: bool
 ) -> None:
     """Confirm the reset happened (compact: same session, clear: new)."""
-    from the_loop.project import open_item
-    from the_loop.resets import confirm as run
+    from the_loop.checkpoint.resets import confirm as run
+    from the_loop.spec.project import open_item
 
     ctx = open_item(env.root, item_ref, cwd=env.cwd)
     record = run(ctx.project.root, ctx.item.id, session, checkpoint=checkpoint_id)
@@ -63,8 +63,8 @@ def abort(
     env: Env, item_ref: str, checkpoint_id: str | None, reason: str | None, json_output: bool
 ) -> None:
     """Record that the reset did not happen (it is never replayed)."""
-    from the_loop.project import open_item
-    from the_loop.resets import abort as run
+    from the_loop.checkpoint.resets import abort as run
+    from the_loop.spec.project import open_item
 
     ctx = open_item(env.root, item_ref, cwd=env.cwd)
     record = run(ctx.project.root, ctx.item.id, checkpoint=checkpoint_id, reason=reason)
@@ -86,7 +86,7 @@ def doctor(env: Env, repair: bool, discard: bool, json_output: bool) -> None:
 
     Exit 1 while something needs attention (after --repair, only what is left).
     """
-    from the_loop.doctor import diagnose
+    from the_loop.checkpoint.doctor import diagnose
 
     report = diagnose(env.root, repair=repair, discard=discard)
     if wants_json(env, json_output):

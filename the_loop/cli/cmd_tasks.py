@@ -13,7 +13,7 @@ from the_loop.cli.output import dim, emit_json, good, heading, json_option, want
 from the_loop.errors import UsageError
 
 if TYPE_CHECKING:
-    from the_loop.policy import PressureReading
+    from the_loop.checkpoint.policy import PressureReading
 
 ITEM = click.argument("item_ref", metavar="ID")
 TASK = click.argument("task_id", metavar="N")
@@ -31,8 +31,8 @@ def task() -> None:
 @click.pass_obj
 def start(env: Env, item_ref: str, task_id: str, json_output: bool) -> None:
     """Mark task N in progress (refused while a dependency is open)."""
-    from the_loop.project import open_item
-    from the_loop.taskops import start_task
+    from the_loop.spec.project import open_item
+    from the_loop.workflow.task_transitions import start_task
 
     started = start_task(open_item(env.root, item_ref, cwd=env.cwd), task_id)
     if wants_json(env, json_output):
@@ -76,9 +76,9 @@ def done(
     (Did, Checkpoint/tests, Next, Context), mirrors the phase and commits the
     work in progress; only then is the reset directive printed.
     """
-    from the_loop.project import open_item
-    from the_loop.taskops import done_task
-    from the_loop.taskops import verify as run_verify
+    from the_loop.spec.project import open_item
+    from the_loop.workflow.task_transitions import done_task
+    from the_loop.workflow.task_transitions import verify as run_verify
 
     ctx = open_item(env.root, item_ref, cwd=env.cwd)
     verification = None
@@ -134,8 +134,8 @@ def checkpoint_cmd(
     the stricter wins. Any verdict above no_op means compaction (never a clear
     inside an unfinished task); a missing token count is reported as a gap.
     """
-    from the_loop.project import open_item
-    from the_loop.taskops import mid_task as run
+    from the_loop.spec.project import open_item
+    from the_loop.workflow.task_transitions import mid_task as run
 
     if not mid_task:
         raise UsageError(
@@ -191,8 +191,8 @@ def pressure(
     json_output: bool,
 ) -> None:
     """The context-pressure verdict for a reading; writes nothing."""
-    from the_loop.policy import pressure_verdict
-    from the_loop.project import open_item, open_project
+    from the_loop.checkpoint.policy import pressure_verdict
+    from the_loop.spec.project import open_item, open_project
 
     config = (
         open_item(env.root, item_ref, cwd=env.cwd).config
@@ -224,8 +224,8 @@ def execute_tasks(
     progress) with its brief. Report back with `loop task done`, then call
     this again. When every task is done the item moves to needs-review.
     """
-    from the_loop.execute import execute_step
-    from the_loop.project import open_item
+    from the_loop.spec.project import open_item
+    from the_loop.workflow.execute_tasks import execute_step
 
     ctx = open_item(env.root, item_ref, cwd=env.cwd)
     step = execute_step(ctx, dry_run=dry_run, session=session)
@@ -265,8 +265,8 @@ def execute_tasks(
 @click.pass_obj
 def log_cmd(env: Env, item_ref: str, last: int, json_output: bool) -> None:
     """List execution-log entries."""
-    from the_loop.execlog import read_log, tail_entries
-    from the_loop.project import open_item
+    from the_loop.log.execution_log import read_log, tail_entries
+    from the_loop.spec.project import open_item
 
     ctx = open_item(env.root, item_ref, cwd=env.cwd)
     path = ctx.item.artifacts["execution-log"].path
@@ -298,9 +298,9 @@ def resume(env: Env, item_ref: str, json_output: bool) -> None:
     Bounded to about 2,000 tokens however long the log is; meant to be the
     first thing a fresh session reads after a clear.
     """
-    from the_loop.briefs import resume_brief
-    from the_loop.project import open_item
-    from the_loop.report import ItemReport
+    from the_loop.spec.project import open_item
+    from the_loop.workflow.briefs import resume_brief
+    from the_loop.workflow.item_report import ItemReport
 
     report = ItemReport(open_item(env.root, item_ref, cwd=env.cwd))
     text = resume_brief(report)

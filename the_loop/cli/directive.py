@@ -10,9 +10,9 @@ from pathlib import Path
 
 import click
 
-from the_loop.checkpoint import Outcome
+from the_loop.checkpoint.policy import Decision, Reset
+from the_loop.checkpoint.transaction import Outcome
 from the_loop.cli.output import bad, dim, good, heading, warn
-from the_loop.policy import Decision, Reset
 
 SESSION = click.option(
     "--session",
@@ -77,7 +77,7 @@ def echo_outcome(outcome: Outcome, root: Path, *, then: str) -> None:
 
 def mark_dispatched(outcome: Outcome, root: Path) -> None:
     if outcome.record is not None:
-        from the_loop.resets import mark_dispatched as dispatched
+        from the_loop.checkpoint.resets import mark_dispatched as dispatched
 
         dispatched(root, outcome.record)
 

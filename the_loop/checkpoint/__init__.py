@@ -1,0 +1,1 @@
+"""The checkpoint invariant: plans, the journaled transaction, recovery, lock, resets, policy."""

@@ -1,0 +1,172 @@
+"""Build checkpoint plans: the log entry, the commit message and the WIP line.
+
+Every command that resets (``task done``, ``checkpoint --mid-task``, phase
+crossings in ``work-on`` and ``execute-tasks``) describes its checkpoint here
+and hands the plan to ``the_loop.checkpoint.transaction.run``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from the_loop.checkpoint.policy import Decision, context_line
+from the_loop.checkpoint.transaction import CommitSpec, Plan, new_id, wip_text
+from the_loop.errors import UsageError
+from the_loop.io import clock
+from the_loop.spec.project import ItemContext
+
+# A Next: that a fresh session could not act on. Compared lower-cased, stripped.
+_VAGUE = {
+    "",
+    "-",
+    "—",
+    "...",
+    "…",
+    "?",
+    "tbd",
+    "todo",
+    "n/a",
+    "na",
+    "none",
+    "nothing",
+    "next",
+    "continue",
+    "keep going",
+    "carry on",
+    "proceed",
+    "more",
+    "work",
+    "next task",
+    "next step",
+    "the next task",
+    "continue working",
+    "do the rest",
+    "finish",
+}
+
+
+def check_next(text: str) -> str:
+    """Return ``text`` when it is a concrete next step; else raise ``UsageError``."""
+    cleaned = " ".join(text.split())
+    if cleaned.lower().rstrip(".!") in _VAGUE or len(cleaned.split()) < 3:
+        raise UsageError(
+            f"--next must name a concrete next step a fresh session can act on, got {text!r}",
+            hint='e.g. --next "implement task 4: retry budget in PollState (tests in '
+            'tests/test_poll.py)"',
+        )
+    return cleaned
+
+
+@dataclass(frozen=True)
+class EntryText:
+    """What a checkpoint writes into the log, beyond the reset decision."""
+
+    summary: str
+    phase: str
+    did: str
+    next: str
+    tests: str = "not run"
+    blockers: str = "none"
+
+
+def ensure_log(ctx: ItemContext, title: str, phase: str) -> Path:
+    """The item's execution log, created from the template when it is missing."""
+    from the_loop.io import atomic
+    from the_loop.io.templating import render
+
+    path = ctx.item.artifacts["execution-log"].path
+    if not path.exists():
+        atomic.create_exclusive(
+            path,
+            render(
+                "execution-log.md.j2", item=ctx.item.id, title=title or ctx.item.id, phase=phase
+            ),
+        )
+    return path
+
+
+def build(
+    ctx: ItemContext,
+    entry: EntryText,
+    decision: Decision,
+    *,
+    subject: str,
+    task_id: str | None = None,
+    tick_from: str | None = None,
+    tick_to: str | None = None,
+    mirror_phase: str | None = None,
+    log_status: str | None = None,
+    transition: tuple[str, str, str] | None = None,
+    session: str | None = None,
+) -> Plan:
+    """A complete checkpoint plan for ``ctx``'s item."""
+    from the_loop.io.templating import render, render_string
+
+    root = ctx.project.root
+    settings = ctx.config.checkpoint
+    checkpoint_id = new_id()
+    log = ctx.item.artifacts["execution-log"].path
+    wip, will_commit = wip_text(root, settings.commit, checkpoint_id, log)
+    entry_text = render(
+        "log-entry.md.j2",
+        stamp=clock.minute_stamp(clock.utc_now()),
+        summary=entry.summary,
+        phase=entry.phase,
+        did=entry.did,
+        tests=entry.tests,
+        next=entry.next,
+        context=context_line(decision),
+        blockers=entry.blockers,
+        wip=wip,
+    )
+    commit = None
+    if will_commit:
+        names = {
+            "item": ctx.item.id,
+            "subject": subject,
+            "task": task_id or "",
+            "phase": entry.phase,
+            "reset": decision.reset.value,
+        }
+        line = render_string(settings.message_template, what="checkpoint.messageTemplate", **names)
+        message = render(
+            "commit-message.txt.j2",
+            subject=line.strip(),
+            summary=entry.summary,
+            trailers=settings.trailers,
+            item=ctx.item.id,
+            task=task_id,
+            phase=entry.phase,
+            reset=decision.reset.value,
+            checkpoint=checkpoint_id,
+        )
+        commit = _commit_spec(ctx, settings.stage, message)
+    tasks = ctx.item.artifacts["tasks"].path
+    return Plan(
+        id=checkpoint_id,
+        item=ctx.item.id,
+        item_dir=str(ctx.item.path),
+        log_path=str(ctx.item.artifacts["execution-log"].path),
+        entry_text=entry_text,
+        summary=entry.summary,
+        reset=decision.reset.value,
+        reset_reason=decision.reason,
+        tasks_path=str(tasks) if task_id else None,
+        task_id=task_id,
+        tick_from=tick_from,
+        tick_to=tick_to,
+        phase=mirror_phase,
+        log_status=log_status,
+        transition=transition,
+        commit=commit,
+        session=session,
+        wip=wip,
+    )
+
+
+def _commit_spec(ctx: ItemContext, stage: str, message: str) -> CommitSpec:
+    if stage == "all":
+        return CommitSpec(message, "all")
+    item_dir = str(ctx.item.path)
+    return CommitSpec(message, "tracked" if stage == "tracked" else "paths", (item_dir,))

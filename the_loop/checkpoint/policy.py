@@ -1,0 +1,179 @@
+"""The context policy: which reset follows a boundary, and the pressure verdict.
+
+Boundaries map to resets through ``contextManagement`` (``enabled: false``
+means loop asks for no reset at all). Mid-task the only reset is compaction,
+and only when the window is under pressure. The pressure verdict has two arms,
+tokens in use and percent of the window; the stricter wins, and a missing
+token count is reported as a gap, never read as zero.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import Enum
+
+from the_loop.config.loader import ContextPolicy, Pressure
+from the_loop.errors import UsageError
+
+
+class Reset(str, Enum):
+    """What happens to the agent's context after a checkpoint."""
+
+    CLEAR = "clear"
+    COMPACT = "compact"
+    NONE = "none"
+
+
+class Boundary(str, Enum):
+    PHASE = "phase"
+    TASK = "task"
+    MID_TASK = "mid-task"
+
+
+class Verdict(str, Enum):
+    """How full the window is, in rising order."""
+
+    NO_OP = "no_op"
+    SELECTIVE_DROP = "selective_drop"
+    FULL_CLEAR = "full_clear"
+
+    @property
+    def rank(self) -> int:
+        return _RANKS[self]
+
+
+_RANKS = {Verdict.NO_OP: 0, Verdict.SELECTIVE_DROP: 1, Verdict.FULL_CLEAR: 2}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A reset and the reason for it, in words a log entry can carry."""
+
+    reset: Reset
+    reason: str
+
+
+_CONTEXT_WORD = {Reset.CLEAR: "cleared", Reset.COMPACT: "compacted", Reset.NONE: "none"}
+
+
+def context_line(decision: Decision) -> str:
+    """The ``Context:`` line of a log entry: ``cleared — <why>``."""
+    return f"{_CONTEXT_WORD[decision.reset]} — {decision.reason}"
+
+
+def boundary_reset(
+    policy: ContextPolicy, boundary: Boundary, *, what: str, verdict: Verdict | None = None
+) -> Decision:
+    """The reset that follows ``boundary`` (``what`` names it for the reason)."""
+    if not policy.enabled:
+        return Decision(
+            Reset.NONE,
+            f"{what}; contextManagement.enabled is false, so the harness manages its own window",
+        )
+    if boundary is Boundary.MID_TASK:
+        return _mid_task(policy, what, verdict)
+    key = "phaseBoundary" if boundary is Boundary.PHASE else "taskBoundary"
+    value = policy.phase_boundary if boundary is Boundary.PHASE else policy.task_boundary
+    reset = Reset.NONE if value == "off" else Reset(value)
+    return Decision(reset, f"{what} (contextManagement.{key}: {value})")
+
+
+def _mid_task(policy: ContextPolicy, what: str, verdict: Verdict | None) -> Decision:
+    if verdict is None:
+        return Decision(Reset.NONE, f"{what}; no pressure reading, so no reset")
+    if verdict is Verdict.NO_OP:
+        return Decision(Reset.NONE, f"{what}; pressure verdict no_op")
+    if policy.mid_task == "off":
+        return Decision(
+            Reset.NONE,
+            f"{what}; pressure verdict {verdict.value}, but contextManagement.midTask is off",
+        )
+    # Never a clear inside an unfinished task, whatever the verdict.
+    return Decision(
+        Reset.COMPACT,
+        f"{what}; pressure verdict {verdict.value} "
+        "(contextManagement.midTask: compact; never clear mid-task)",
+    )
+
+
+@dataclass(frozen=True)
+class PressureReading:
+    """Both arms of the verdict, the result, and what was missing."""
+
+    verdict: Verdict | None
+    token_arm: Verdict | None
+    percent_arm: Verdict | None
+    tokens: int | None
+    percent: int | None
+    gaps: tuple[str, ...]
+
+    def to_json(self) -> dict[str, object]:
+        def value(v: Verdict | None) -> str | None:
+            return v.value if v else None
+
+        return {
+            "verdict": value(self.verdict),
+            "tokenArm": value(self.token_arm),
+            "percentArm": value(self.percent_arm),
+            "tokens": self.tokens,
+            "percent": self.percent,
+            "gaps": list(self.gaps),
+        }
+
+
+def pressure_verdict(
+    pressure: Pressure,
+    *,
+    tokens: int | None = None,
+    window: int | None = None,
+    percent: float | None = None,
+) -> PressureReading:
+    """Evaluate both arms; the stricter wins. Invalid readings raise ``UsageError``."""
+    if tokens is not None and tokens < 0:
+        raise UsageError(f"--tokens must not be negative, got {tokens}")
+    used = _percent(tokens, window, percent)
+    token_arm = _token_arm(pressure, tokens) if tokens is not None else None
+    percent_arm = _percent_arm(pressure, used) if used is not None else None
+    gaps = []
+    if tokens is None:
+        gaps.append("no token count: the tokens arm could not be applied (a gap, not zero)")
+    if used is None:
+        gaps.append("no window size or percent: the percent arm could not be applied")
+    arms = [a for a in (token_arm, percent_arm) if a is not None]
+    verdict = max(arms, key=lambda v: v.rank) if arms else None
+    return PressureReading(verdict, token_arm, percent_arm, tokens, used, tuple(gaps))
+
+
+def _percent(tokens: int | None, window: int | None, percent: float | None) -> int | None:
+    if percent is not None:
+        if window is not None:
+            raise UsageError("give either --window (with --tokens) or --percent, not both")
+        if math.isnan(percent) or percent < 0 or percent > 100:
+            raise UsageError(f"--percent must be between 0 and 100, got {percent:g}")
+        return math.ceil(percent)  # 74.01 % is already 75 %: round toward caution
+    if window is None:
+        return None
+    if window <= 0:
+        raise UsageError(f"--window must be a positive number of tokens, got {window}")
+    if tokens is None:
+        raise UsageError("--window needs --tokens to compute the percent used")
+    if tokens > window:
+        raise UsageError(f"--tokens ({tokens}) exceeds --window ({window})")
+    return -(-tokens * 100 // window)  # integer ceiling, exact for large counts
+
+
+def _token_arm(pressure: Pressure, tokens: int) -> Verdict:
+    if tokens >= pressure.hard_tokens:
+        return Verdict.FULL_CLEAR
+    if tokens >= pressure.soft_tokens:
+        return Verdict.SELECTIVE_DROP
+    return Verdict.NO_OP
+
+
+def _percent_arm(pressure: Pressure, used: int) -> Verdict:
+    if used >= pressure.full_clear_percent:
+        return Verdict.FULL_CLEAR
+    if used >= pressure.selective_percent:
+        return Verdict.SELECTIVE_DROP
+    return Verdict.NO_OP

@@ -1,0 +1,214 @@
+"""The reset transaction: prepared → dispatched → completed (or aborted).
+
+After a checkpoint, a record binds the reset to the checkpoint's commit and a
+digest of its log entry. The directive is printed (dispatched); the harness or
+the person then resets, and ``loop reset confirm --session ID`` completes the
+record: a compaction keeps the session id, a clear starts a new one. An
+unconfirmed reset is shown by ``loop status`` and ``loop doctor`` and is never
+replayed automatically. Records are per checkpoint, not per item: two agents
+may work different tasks of one item, each with its own reset to confirm.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from the_loop.checkpoint.lock import project_lock
+from the_loop.checkpoint.state_dir import read_json, state_dir, write_json
+from the_loop.errors import RefusedError, StateError
+from the_loop.io import clock
+
+OPEN_STATES = ("prepared", "dispatched")
+
+
+@dataclass(frozen=True)
+class ResetRecord:
+    """One reset, from preparation to its end."""
+
+    id: str
+    item: str
+    mode: str  # clear | compact
+    reason: str
+    checkpoint: str
+    commit: str | None
+    entry_digest: str
+    session: str | None  # the session that took the checkpoint, when known
+    state: str
+    created: str
+    updated: str
+    confirmed_session: str | None = None
+    note: str | None = None
+
+    @property
+    def open(self) -> bool:
+        return self.state in OPEN_STATES
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def _folder(root: Path, *, create: bool = False) -> Path:
+    folder = state_dir(root, create=create) / "resets"
+    if create:
+        folder.mkdir(exist_ok=True)
+    return folder
+
+
+def _file(root: Path, record_id: str) -> Path:
+    return _folder(root) / f"{record_id}.json"
+
+
+def _load_file(path: Path) -> ResetRecord | None:
+    data = read_json(path)
+    if data is None and not path.exists():
+        return None
+    try:
+        return ResetRecord(**data)
+    except TypeError as exc:
+        raise StateError(
+            f"reset record {path.name} is damaged: {exc}",
+            hint="remove the file; `loop doctor` lists open resets",
+        ) from exc
+
+
+def open_resets(root: Path, item: str | None = None) -> list[ResetRecord]:
+    """Unresolved resets (of one item, or all), oldest first."""
+    folder = _folder(root)
+    if not folder.is_dir():
+        return []
+    records = [_load_file(p) for p in folder.glob("*.json")]
+    found = [r for r in records if r is not None and r.open and (item is None or r.item == item)]
+    return sorted(found, key=lambda r: (r.created, r.id))
+
+
+def prepare(
+    root: Path,
+    *,
+    item: str,
+    mode: str,
+    reason: str,
+    checkpoint: str,
+    commit: str | None,
+    entry_digest: str,
+    session: str | None,
+) -> ResetRecord:
+    """Record a reset about to be announced (state ``prepared``)."""
+    now = clock.second_stamp(clock.utc_now())
+    record = ResetRecord(
+        id=checkpoint,
+        item=item,
+        mode=mode,
+        reason=reason,
+        checkpoint=checkpoint,
+        commit=commit,
+        entry_digest=entry_digest,
+        session=session,
+        state="prepared",
+        created=now,
+        updated=now,
+    )
+    _folder(root, create=True)
+    write_json(_file(root, record.id), record.to_json())
+    return record
+
+
+def mark_dispatched(root: Path, record: ResetRecord) -> ResetRecord:
+    """The directive has been shown: the reset is now the harness's to perform."""
+    updated = replace(record, state="dispatched", updated=clock.second_stamp(clock.utc_now()))
+    write_json(_file(root, record.id), updated.to_json())
+    return updated
+
+
+def confirm(root: Path, item: str, session: str, *, checkpoint: str | None = None) -> ResetRecord:
+    """Complete an open reset: same session for a compact, a new one for a clear."""
+    with project_lock(root):
+        return _confirm(root, item, session, checkpoint)
+
+
+def _confirm(root: Path, item: str, session: str, checkpoint: str | None) -> ResetRecord:
+    record = _pick(root, item, checkpoint, session)
+    note = None
+    if record.session is None:
+        note = "unverified: no session id was recorded at the checkpoint"
+    elif record.mode == "compact" and session != record.session:
+        raise RefusedError(
+            f"a compaction keeps the session, but {session!r} is not the checkpoint's "
+            f"session {record.session!r}",
+            hint="confirm from the compacted session, or `loop reset abort` if it was cleared",
+        )
+    elif record.mode == "clear" and session == record.session:
+        raise RefusedError(
+            f"a clear starts a new session, but {session!r} is the session that took the "
+            "checkpoint",
+            hint="confirm from the fresh session after the clear",
+        )
+    return _close(root, record, "completed", confirmed_session=session, note=note)
+
+
+def abort(
+    root: Path, item: str, *, checkpoint: str | None = None, reason: str | None = None
+) -> ResetRecord:
+    """Resolve an open reset as not performed."""
+    with project_lock(root):
+        record = _pick(root, item, checkpoint)
+        return _close(root, record, "aborted", note=reason or "aborted by request")
+
+
+def _pick(root: Path, item: str, checkpoint: str | None, session: str | None = None) -> ResetRecord:
+    """The open reset to resolve: the named checkpoint's, else the item's latest.
+
+    With several open (two agents on one item), the latest one ``session`` can
+    confirm is preferred: its own compaction, or a clear taken by another session.
+    """
+    records = open_resets(root, item)
+    if checkpoint is not None:
+        records = [r for r in records if r.checkpoint == checkpoint]
+    elif session is not None:
+        fitting = [r for r in records if _fits(r, session)]
+        records = fitting or records
+    if not records:
+        which = f" from checkpoint {checkpoint}" if checkpoint else ""
+        raise RefusedError(
+            f"{item} has no open reset{which} to resolve",
+            hint="`loop status` and `loop doctor` show open resets",
+        )
+    return records[-1]
+
+
+def _fits(record: ResetRecord, session: str) -> bool:
+    if record.session is None:
+        return True
+    return (record.session == session) == (record.mode == "compact")
+
+
+def rename_item(root: Path, old: str, new: str) -> int:
+    """Move open reset records to an item's new id (after ``loop promote``)."""
+    moved = 0
+    for record in open_resets(root, old):
+        write_json(_file(root, record.id), replace(record, item=new).to_json())
+        moved += 1
+    return moved
+
+
+def _close(
+    root: Path,
+    record: ResetRecord,
+    state: str,
+    *,
+    confirmed_session: str | None = None,
+    note: str | None = None,
+) -> ResetRecord:
+    closed = replace(
+        record,
+        state=state,
+        updated=clock.second_stamp(clock.utc_now()),
+        confirmed_session=confirmed_session,
+        note=note,
+    )
+    history = _folder(root) / "history.jsonl"
+    with history.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(closed.to_json(), sort_keys=True) + "\n")
+    _file(root, record.id).unlink()
+    return closed

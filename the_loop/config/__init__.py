@@ -1,0 +1,1 @@
+"""The configuration: the project root, loading, schema validation, defaults, overrides."""

@@ -1,0 +1,1 @@
+"""Reasoning about a task graph: validity, cycles, readiness, order, and rendering it."""

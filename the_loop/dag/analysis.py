@@ -1,0 +1,513 @@
+"""Reason about the task graph of one ``tasks.md``: validity, order, readiness.
+
+``analyze`` turns a ``TaskList`` into a ``DagReport``: findings about the graph
+(duplicate ids, unknown dependencies, self-dependencies, cycles, done tasks that
+depend on unfinished ones), a topological order, the ready set, waves of tasks
+that may run in parallel, the critical path, a deterministic ``next`` task and,
+for every task that is not ready, the dependencies that block it.
+
+Conventions
+-----------
+* **Edges.** ``5 depends on 3`` is the edge ``3 → 5``: an arrow reads "comes
+  before" (is needed by), as in the template's textual DAG ``1 → 2 → 3``. A
+  cycle is printed the same way: ``cycle: 3 → 5 → 7 → 3`` means 5 depends on 3,
+  7 on 5 and 3 on 7.
+* **Ids** are compared by ``id_sort_key``: dotted numbers as tuples of ints
+  (``"3" < "3.2" < "10"``), then every non-numeric id, lexicographically. Every
+  tie anywhere in this module is broken by that order ("lowest id").
+* **Duplicates.** The first definition of an id (in file order) is the task the
+  graph uses; later ones are reported and otherwise ignored.
+* **Blocked for good.** A task that is not done is *unschedulable* when it sits
+  on a cycle (a non-trivial strongly connected component, or a
+  self-dependency), depends on an id that does not exist, or depends on a task
+  that is not done and unschedulable. Only unfinished dependencies block: a done
+  task never holds anything up.
+
+The ``next`` ranking
+--------------------
+Among the ready tasks (open or in progress, every dependency done, not on a
+cycle), ``next`` is the first by:
+
+1. in-progress before open: finish what was started before starting more;
+2. greater *height*: the number of tasks in the longest chain of unfinished,
+   schedulable work that starts at the task and runs through its dependents.
+   Heading the longest remaining chain is the linear-time stand-in for
+   "unblocks the most remaining work" (counting every transitive dependent
+   exactly is super-linear on a DAG), and it keeps the critical path moving;
+3. more unfinished direct dependents;
+4. lowest id.
+
+``ready`` lists the ready tasks in that same ranking, so ``next == ready[0]``.
+
+Cost
+----
+Every pass is iterative (no recursion, so a 100k-task chain is fine) and visits
+each task and each edge a constant number of times: Kahn's algorithm for the
+order, an iterative Tarjan for strongly connected components (run only on what
+Kahn could not order), one breadth-first search per cyclic component (those two
+in ``the_loop.dag.cycles``), and a level-by-level Kahn for the waves. The only
+super-linear steps are sorting the ids once and the heap that breaks ties in
+the order, O(N log N).
+"""
+
+from __future__ import annotations
+
+import gc
+from bisect import bisect_left
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from heapq import heappop, heappush
+from pathlib import Path
+from types import MappingProxyType
+
+from the_loop.dag.cycles import cycle_through, cyclic_groups, group_starts
+from the_loop.errors import DagError, Where
+from the_loop.findings import Finding, Level, sorted_findings
+from the_loop.tasks import Task, TaskList, TaskState
+
+IdKey = tuple[int, tuple[int, ...], str]
+
+# How many existing ids on each side of an unknown one the hint suggests.
+_NEARBY = 2
+
+
+def id_sort_key(task_id: str) -> IdKey:
+    """Sort key for task ids: dotted numbers numerically, then the rest by text.
+
+    ``"3"`` < ``"3.2"`` < ``"10"`` < ``"T1"``. The id itself is the last
+    element so that ``"03"`` and ``"3"`` still compare deterministically.
+    """
+    if task_id.isdigit() and task_id.isascii():  # the common case, kept cheap
+        return (0, (int(task_id),), task_id)
+    parts = task_id.split(".")
+    # isascii: str.isdigit() also accepts digits such as "²" that int() rejects.
+    if all(p.isascii() and p.isdigit() for p in parts):
+        return (0, tuple(int(p) for p in parts), task_id)
+    return (1, (), task_id)
+
+
+@dataclass(frozen=True)
+class DagReport:
+    """Everything ``analyze`` knows about one task graph.
+
+    Task ids appear as strings throughout; ``task(id)`` returns the ``Task``.
+
+    * ``findings``: every problem found, sorted by place then severity.
+    * ``order``: a topological order of every task not on or downstream of a
+      cycle, done tasks included, lowest id first among the available ones.
+    * ``ready``: unfinished tasks whose dependencies are all done, best first.
+    * ``waves``: wave 1 is ``ready`` (in id order); wave k holds the unfinished
+      tasks whose unfinished dependencies all sit in earlier waves.
+    * ``unschedulable``: unfinished tasks that no wave reaches.
+    * ``critical_path``: the longest chain of scheduled unfinished tasks.
+    * ``next``: ``ready[0]``, or ``None`` when nothing is ready.
+    * ``blocked_by``: for every unfinished task that is not ready, the ids
+      that hold it up (unfinished, unknown, or on its own cycle), in id order.
+    * ``cycles``: one elementary cycle per cyclic component, in edge order,
+      without repeating the first member (the ``dag.cycle`` findings print them).
+    * ``done`` / ``total``: counts of distinct ids.
+    """
+
+    findings: tuple[Finding, ...]
+    order: tuple[str, ...]
+    ready: tuple[str, ...]
+    waves: tuple[tuple[str, ...], ...]
+    unschedulable: tuple[str, ...]
+    critical_path: tuple[str, ...]
+    next: str | None
+    blocked_by: Mapping[str, tuple[str, ...]]
+    cycles: tuple[tuple[str, ...], ...]
+    done: int
+    total: int
+    tasks_by_id: Mapping[str, Task] = field(
+        default_factory=lambda: MappingProxyType({}), repr=False, compare=False
+    )
+
+    def task(self, task_id: str) -> Task:
+        """The task the graph uses for ``task_id`` (its first definition)."""
+        try:
+            return self.tasks_by_id[task_id]
+        except KeyError:
+            raise DagError(
+                f"no task {task_id} in the task list",
+                hint="use the id of a top-level task in tasks.md",
+            ) from None
+
+
+@dataclass
+class _Graph:
+    """The graph over task indices; index order is id order (lowest id = 0).
+
+    Working in ints keeps the hot loops cheap and makes "lowest id" plain
+    integer comparison. ``deps`` and ``dependents`` hold known edges only
+    (deduplicated, no self-edges); ``dependents`` lists are ascending.
+    ``unknown`` is sparse: only tasks that name a missing id have an entry.
+    """
+
+    path: Path
+    ids: list[str]
+    keys: list[IdKey]
+    tasks: list[Task]
+    done: list[bool]
+    deps: list[list[int]]
+    dependents: list[list[int]]
+    unknown: dict[int, list[str]]
+    self_loop: list[bool]
+
+    @property
+    def size(self) -> int:
+        return len(self.ids)
+
+    def where(self, line: int) -> Where:
+        return Where(self.path, line)
+
+
+@dataclass
+class _Schedule:
+    """Waves over the unfinished, schedulable tasks, and their heights."""
+
+    waves: list[list[int]]
+    height: list[int]
+
+
+def analyze(task_list: TaskList) -> DagReport:
+    """Check the task graph of ``task_list`` and answer every scheduling question.
+
+    Never raises on content: problems become findings, and the answers cover
+    whatever part of the graph is still meaningful (see the module docstring).
+    """
+    with _collector_paused():
+        return _analyze(task_list)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector for the duration of one analysis.
+
+    ``analyze`` allocates a few small containers per task and keeps nearly all
+    of them alive until it returns, so the collector's generational passes find
+    nothing to free while re-walking every live object; at 100k tasks they cost
+    about a third of the run. Reference counting still frees everything as usual, and
+    the collector is switched back on only if it was on.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _analyze(task_list: TaskList) -> DagReport:
+    """``analyze`` itself, run with the collector paused."""
+    findings: list[Finding] = []
+    first = _first_definitions(task_list, findings)
+    graph = _build_graph(task_list.path, first)
+    findings += _edge_findings(graph)
+
+    order, ordered = _topological_order(graph)
+    group = cyclic_groups(graph.dependents, ordered)
+    cycles = [
+        cycle_through(graph.dependents, group, start, graph.ids) for start in group_starts(group)
+    ]
+    findings += (_cycle_finding(graph, cycle) for cycle in cycles)
+
+    blocked = [
+        not graph.done[i] and (group[i] >= 0 or graph.self_loop[i] or i in graph.unknown)
+        for i in range(graph.size)
+    ]
+    schedule = _schedule(graph, blocked)
+    ready = _rank_ready(graph, schedule)
+    ids = graph.ids
+    return DagReport(
+        findings=tuple(sorted_findings(findings)),
+        order=tuple(ids[i] for i in order),
+        ready=tuple(ids[i] for i in ready),
+        waves=tuple(tuple(ids[i] for i in wave) for wave in schedule.waves),
+        unschedulable=tuple(ids[i] for i in _unschedulable(graph, schedule)),
+        critical_path=tuple(ids[i] for i in _critical_path(graph, schedule)),
+        next=ids[ready[0]] if ready else None,
+        blocked_by=MappingProxyType(_blocked_by(graph, group, set(ready))),
+        cycles=tuple(tuple(ids[i] for i in cycle) for cycle in cycles),
+        done=sum(graph.done),
+        total=graph.size,
+        tasks_by_id=MappingProxyType(first),
+    )
+
+
+# --- building the graph ------------------------------------------------------
+
+
+def _first_definitions(task_list: TaskList, findings: list[Finding]) -> dict[str, Task]:
+    """Map each id to its first definition; report every later one."""
+    first: dict[str, Task] = {}
+    for task in task_list.tasks:
+        kept = first.setdefault(task.id, task)
+        if kept is not task:
+            findings.append(
+                Finding(
+                    Level.ERROR,
+                    "dag.duplicate-id",
+                    f"duplicate task id {task.id}: defined at line {kept.line} and again at "
+                    f"line {task.line}; the graph uses line {kept.line}",
+                    Where(task_list.path, task.line),
+                    hint=f"give each task its own id; references to {task.id} "
+                    f"mean the task at line {kept.line}",
+                )
+            )
+    return first
+
+
+def _build_graph(path: Path, first: Mapping[str, Task]) -> _Graph:
+    """Index the tasks in id order and resolve every dependency once."""
+    keys = sorted(id_sort_key(task_id) for task_id in first)
+    ids = [key[2] for key in keys]  # the id is the key's last element
+    tasks = [first[task_id] for task_id in ids]
+    done_state = TaskState.DONE
+    n = len(ids)
+    graph = _Graph(
+        path=path,
+        ids=ids,
+        keys=keys,
+        tasks=tasks,
+        done=[task.state is done_state for task in tasks],
+        deps=[[] for _ in range(n)],
+        dependents=[[] for _ in range(n)],
+        unknown={},
+        self_loop=[False] * n,
+    )
+    lookup = {task_id: i for i, task_id in enumerate(ids)}.get
+    deps, dependents = graph.deps, graph.dependents
+    # Visiting i in ascending order keeps every dependents list ascending.
+    for i, task in enumerate(tasks):
+        listed = task.depends_on
+        if not listed:
+            continue
+        if len(listed) > 1:
+            listed = tuple(dict.fromkeys(listed))  # "1, 1" is one edge
+        for dep in listed:
+            j = lookup(dep)
+            if j is None:
+                graph.unknown.setdefault(i, []).append(dep)
+            elif j == i:
+                graph.self_loop[i] = True
+            else:
+                deps[i].append(j)
+                dependents[j].append(i)
+    return graph
+
+
+def _edge_findings(graph: _Graph) -> list[Finding]:
+    """Unknown dependencies, self-dependencies, done tasks with unfinished deps."""
+    findings: list[Finding] = []
+    tasks, done = graph.tasks, graph.done
+    for i, missing in graph.unknown.items():
+        task = tasks[i]
+        findings += (
+            Finding(
+                Level.ERROR,
+                "dag.unknown-dependency",
+                f"task {task.id} at line {task.line} depends on {dep}, which does not exist",
+                _depends_where(graph, task),
+                hint=_nearby_hint(graph, dep),
+            )
+            for dep in missing
+        )
+    for i in (i for i, loops in enumerate(graph.self_loop) if loops):
+        task = tasks[i]
+        findings.append(
+            Finding(
+                Level.ERROR,
+                "dag.self-dependency",
+                f"task {task.id} at line {task.line} depends on itself",
+                _depends_where(graph, task),
+                hint=f"remove {task.id} from its own _Depends on:_ list",
+            )
+        )
+    for i, deps in enumerate(graph.deps):
+        if done[i]:
+            findings += (_done_on_open(graph, tasks[i], tasks[j]) for j in deps if not done[j])
+    return findings
+
+
+def _depends_where(graph: _Graph, task: Task) -> Where:
+    """Where a dependency problem is fixed: the ``_Depends on:_`` line if known."""
+    return graph.where(task.depends_line or task.line)
+
+
+def _done_on_open(graph: _Graph, task: Task, dep: Task) -> Finding:
+    """A done task whose dependency is not done: the checkmarks disagree."""
+    return Finding(
+        Level.WARNING,
+        "dag.done-depends-on-open",
+        f"task {task.id} is done but depends on {dep.state.value} task {dep.id}",
+        _depends_where(graph, task),
+        hint=f"finish task {dep.id} (line {dep.line}) or reopen task {task.id}",
+    )
+
+
+def _nearby_hint(graph: _Graph, missing: str) -> str:
+    """Name the existing ids that sort next to a missing one (likely typos)."""
+    if not graph.ids:
+        return "the task list defines no tasks"
+    # Binary search in the sorted keys keeps this O(log N) per unknown id.
+    at = bisect_left(graph.keys, id_sort_key(missing))
+    near = graph.ids[max(0, at - _NEARBY) : at + _NEARBY]
+    return f"no task has id {missing}; nearby ids: {', '.join(near)}"
+
+
+# --- order and cycles ---------------------------------------------------------
+
+
+def _topological_order(graph: _Graph) -> tuple[list[int], list[bool]]:
+    """Kahn's algorithm, lowest id first among the available tasks.
+
+    Tasks on a cycle (a self-dependency included) and everything downstream of
+    one never reach in-degree zero, so they are left out: the order covers the
+    acyclic part. Returns the order and a per-task "was ordered" flag.
+    """
+    dependents = graph.dependents
+    indegree = [len(d) + s for d, s in zip(graph.deps, graph.self_loop, strict=True)]
+    # Indices ascend, so the initial list already satisfies the heap invariant.
+    heap = [i for i, d in enumerate(indegree) if d == 0]
+    order: list[int] = []
+    while heap:
+        v = heappop(heap)
+        order.append(v)
+        for w in dependents[v]:
+            indegree[w] -= 1
+            if indegree[w] == 0:
+                heappush(heap, w)
+    ordered = [False] * graph.size
+    for v in order:
+        ordered[v] = True
+    return order, ordered
+
+
+def _cycle_finding(graph: _Graph, cycle: list[int]) -> Finding:
+    """One ``dag.cycle`` finding: the path, and each member's ``file:line``."""
+    ids = graph.ids
+    names = [ids[v] for v in cycle]
+    steps = [
+        f"    {graph.where(graph.tasks[b].line)}: task {ids[b]} depends on {ids[a]}"
+        for a, b in zip(cycle, cycle[1:] + cycle[:1], strict=True)
+    ]
+    return Finding(
+        Level.ERROR,
+        "dag.cycle",
+        f"cycle: {' → '.join([*names, names[0]])}",
+        graph.where(graph.tasks[cycle[0]].line),
+        hint="→ means 'is needed by'; remove one of these dependencies:\n" + "\n".join(steps),
+    )
+
+
+# --- scheduling -----------------------------------------------------------------
+
+
+def _schedule(graph: _Graph, blocked: list[bool]) -> _Schedule:
+    """Waves of unfinished tasks (level-by-level Kahn), then each one's height.
+
+    Wave 1 is the ready set; a task joins wave k once all its unfinished
+    dependencies sit in earlier waves. ``blocked`` tasks never join, so neither
+    does anything downstream of them: their pending count never reaches zero.
+    """
+    done, dependents = graph.done, graph.dependents
+    pending = [0] * graph.size  # unfinished dependencies per task
+    for j, users in enumerate(dependents):
+        if not done[j]:
+            for w in users:
+                pending[w] += 1
+    wave = [i for i in range(graph.size) if not done[i] and not blocked[i] and pending[i] == 0]
+    waves: list[list[int]] = []
+    while wave:
+        waves.append(wave)
+        following = []
+        for v in wave:
+            for w in dependents[v]:
+                pending[w] -= 1
+                if pending[w] == 0 and not done[w] and not blocked[w]:
+                    following.append(w)
+        following.sort()
+        wave = following
+    return _Schedule(waves=waves, height=_heights(graph, waves))
+
+
+def _heights(graph: _Graph, waves: list[list[int]]) -> list[int]:
+    """Longest chain of scheduled unfinished work starting at each task.
+
+    Walking the waves backwards visits every dependent before its dependency;
+    done and unschedulable tasks keep height 0, so they add nothing.
+    """
+    height = [0] * graph.size
+    dependents = graph.dependents
+    for wave in reversed(waves):
+        for v in wave:
+            below = dependents[v]
+            height[v] = 1 + max([height[w] for w in below]) if below else 1
+    return height
+
+
+def _unschedulable(graph: _Graph, schedule: _Schedule) -> list[int]:
+    """Unfinished tasks that no wave reaches, in id order."""
+    scheduled = [False] * graph.size
+    for wave in schedule.waves:
+        for v in wave:
+            scheduled[v] = True
+    return [i for i in range(graph.size) if not graph.done[i] and not scheduled[i]]
+
+
+def _critical_path(graph: _Graph, schedule: _Schedule) -> list[int]:
+    """The longest chain of scheduled unfinished tasks, lowest ids on ties.
+
+    It starts at the lowest-id task of greatest height (such a task is always
+    in wave 1) and steps each time to the lowest-id dependent one shorter.
+    """
+    if not schedule.waves:
+        return []
+    height = schedule.height
+    start = min(schedule.waves[0], key=lambda v: (-height[v], v))
+    path = [start]
+    while height[path[-1]] > 1:
+        v = path[-1]
+        path.append(next(w for w in graph.dependents[v] if height[w] == height[v] - 1))
+    return path
+
+
+def _rank_ready(graph: _Graph, schedule: _Schedule) -> list[int]:
+    """The ready tasks in ``next`` order (see the module docstring)."""
+    if not schedule.waves:
+        return []
+    done, height, dependents = graph.done, schedule.height, graph.dependents
+
+    def rank(v: int) -> tuple[bool, int, int, int]:
+        started = graph.tasks[v].state is TaskState.IN_PROGRESS
+        unfinished_dependents = sum(not done[w] for w in dependents[v])
+        return (not started, -height[v], -unfinished_dependents, v)
+
+    return sorted(schedule.waves[0], key=rank)
+
+
+def _blocked_by(graph: _Graph, group: list[int], ready: set[int]) -> dict[str, tuple[str, ...]]:
+    """For each unfinished task that is not ready: what holds it up, in id order.
+
+    Unfinished and unknown dependencies block; so does the task itself when it
+    depends on itself, and so does every dependency on the same cycle even if
+    it is ticked, because a cycle cannot be satisfied by checkmarks.
+    """
+    blocked_by: dict[str, tuple[str, ...]] = {}
+    ids, done = graph.ids, graph.done
+    for i in range(graph.size):
+        if done[i] or i in ready:
+            continue
+        own = group[i]
+        held = [j for j in graph.deps[i] if not done[j] or (own >= 0 and group[j] == own)]
+        if graph.self_loop[i]:
+            held.append(i)
+        held.sort()  # index order is id order
+        holders = [ids[j] for j in held]
+        if i in graph.unknown:
+            holders = sorted(holders + graph.unknown[i], key=id_sort_key)
+        blocked_by[ids[i]] = tuple(holders)
+    return blocked_by

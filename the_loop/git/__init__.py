@@ -1,0 +1,1 @@
+"""The one git layer: checkpoint commits, status, the index snapshot, operations in progress."""

@@ -1,0 +1,1 @@
+"""Low-level helpers for every layer: atomic writes, decoding, fences, YAML, templates, time."""

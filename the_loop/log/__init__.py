@@ -1,0 +1,1 @@
+"""The execution log: the append-only resume anchor of every work item."""

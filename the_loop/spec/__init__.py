@@ -1,0 +1,1 @@
+"""Work items and their artifacts: ids, front matter, locks, phases, requirements, traceability."""

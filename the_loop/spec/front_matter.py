@@ -1,0 +1,148 @@
+"""YAML front matter of spec artifacts: tolerant reading, round-trip editing.
+
+Reading never raises on content: a missing, unterminated, non-mapping or
+invalid block is a finding with ``file:line`` and the artifact is read as if it
+had no front matter. Editing loads the block round-trip, changes only the
+given keys and splices it back, so comments, key order and the body survive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from the_loop.errors import SpecError, Where
+from the_loop.findings import Finding, Level
+from the_loop.io import yamlio
+
+FENCE = "---"
+
+
+@dataclass(frozen=True)
+class FrontMatter:
+    """What the front matter of one file says, and where it sits.
+
+    ``node`` is the round-trip mapping (None when absent or unusable); ``data``
+    its plain copy; ``first_line`` the file line of the first YAML line;
+    ``body_offset`` the character offset where the markdown body starts.
+    """
+
+    path: Path
+    node: Any
+    data: Mapping[str, Any]
+    present: bool
+    first_line: int
+    end_line: int
+    body_offset: int
+    findings: tuple[Finding, ...]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.data.get(key, default)
+
+    def line_of(self, key: str) -> int | None:
+        """The file line of ``key`` in the block, if present."""
+        if not isinstance(self.node, dict) or key not in self.node:
+            return None
+        lc: Any = getattr(self.node, "lc", None)
+        return int(lc.key(key)[0]) + self.first_line if lc is not None else None
+
+
+def _block_bounds(text: str) -> tuple[int, int, int] | None:
+    """``(yaml start offset, closing fence line index, body offset)`` or None."""
+    start = 1 if text.startswith("\ufeff") else 0
+    first_end = text.find("\n", start)
+    first = text[start : first_end if first_end >= 0 else len(text)].rstrip("\r")
+    if first.rstrip() != FENCE or first_end < 0:
+        return None
+    offset = first_end + 1
+    index = 1
+    while offset <= len(text):
+        end = text.find("\n", offset)
+        line = text[offset : end if end >= 0 else len(text)].rstrip("\r")
+        if line.rstrip() in (FENCE, "..."):
+            body = end + 1 if end >= 0 else len(text)
+            return first_end + 1, index, body
+        if end < 0:
+            break
+        offset = end + 1
+        index += 1
+    return -1, index, -1
+
+
+def parse_front_matter(text: str, path: Path) -> FrontMatter:
+    """Read the front matter of ``text`` (the contents of ``path``) tolerantly."""
+    bounds = _block_bounds(text)
+    if bounds is None:
+        return FrontMatter(path, None, {}, False, 0, 0, 0, ())
+    yaml_start, close_index, body = bounds
+    if body < 0:
+        finding = Finding(
+            Level.ERROR,
+            "frontmatter.unterminated",
+            "front matter opened with `---` is never closed",
+            Where(path, 1),
+            hint="add a line `---` after the last front-matter key",
+        )
+        return FrontMatter(path, None, {}, True, 2, 1, 0, (finding,))
+    block = text[yaml_start : _line_start(text, yaml_start, close_index - 1)]
+    node, problem = yamlio.parse(block, first_line=2)
+    if problem is not None:
+        where = Where(path, problem.line, problem.col)
+        finding = Finding(
+            Level.ERROR,
+            "frontmatter.yaml",
+            f"front matter is not valid YAML: {problem.message}",
+            where,
+            problem.hint,
+        )
+        return FrontMatter(path, None, {}, True, 2, close_index + 1, body, (finding,))
+    if node is None:
+        node = {}
+    if not isinstance(node, dict):
+        finding = Finding(
+            Level.ERROR,
+            "frontmatter.root",
+            "front matter must be a mapping of keys (type, status, …)",
+            Where(path, 2),
+            hint="write it as `key: value` lines",
+        )
+        return FrontMatter(path, None, {}, True, 2, close_index + 1, body, (finding,))
+    return FrontMatter(path, node, yamlio.to_plain(node), True, 2, close_index + 1, body, ())
+
+
+def _line_start(text: str, yaml_start: int, lines_after: int) -> int:
+    """Offset of the line ``lines_after`` lines past ``yaml_start`` (the closing fence)."""
+    offset = yaml_start
+    for _ in range(lines_after):
+        offset = text.index("\n", offset) + 1
+    return offset
+
+
+def update_front_matter(text: str, path: Path, changes: Mapping[str, Any]) -> str:
+    """Return ``text`` with ``changes`` applied to its front matter, all else kept.
+
+    Keys set to ``None`` in ``changes`` are removed. Raises ``SpecError`` when
+    the file has no usable front matter to edit.
+    """
+    fm = parse_front_matter(text, path)
+    if fm.findings or not fm.present or fm.node is None:
+        reason = fm.findings[0].message if fm.findings else "it has no front matter"
+        raise SpecError(
+            f"cannot edit the front matter: {reason}",
+            where=Where(path, 1),
+            hint="repair the `---` block at the top of the file, then run the command again",
+        )
+    node = fm.node
+    for key, value in changes.items():
+        if value is None:
+            node.pop(key, None)
+        else:
+            node[key] = value
+    newline = "\r\n" if "\r\n" in text[: fm.body_offset] else "\n"
+    dumped = yamlio.dump(node)
+    if newline != "\n":
+        dumped = dumped.replace("\n", newline)
+    head_start = 1 if text.startswith("\ufeff") else 0
+    return text[:head_start] + FENCE + newline + dumped + FENCE + newline + text[fm.body_offset :]

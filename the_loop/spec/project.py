@@ -1,0 +1,79 @@
+"""A project: its root, its effective config and its spec folder.
+
+Commands start here: ``open_project`` for repository-wide questions,
+``open_item`` for one work item (whose front-matter overrides then apply).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from the_loop.config.loader import Config, load_config, with_overrides
+from the_loop.errors import ConfigError, Where
+from the_loop.findings import Finding, Level
+from the_loop.spec.items import WorkItem, list_items, load_item, resolve_item
+
+
+@dataclass(frozen=True)
+class Project:
+    """The project root with the config that applies to it."""
+
+    root: Path
+    config: Config
+
+    @property
+    def spec_root(self) -> Path:
+        return self.root / self.config.workflow.spec_dir
+
+    def items(self) -> list[WorkItem]:
+        """Every work item, in natural order."""
+        return [load_item(folder, self.spec_root) for folder in list_items(self.spec_root)]
+
+
+@dataclass(frozen=True)
+class ItemContext:
+    """One work item with the effective config (project config + its overrides).
+
+    ``problems`` holds a config error of this item's overrides when the context
+    was opened tolerantly (a report over every item shows it as a finding).
+    """
+
+    project: Project
+    item: WorkItem
+    config: Config
+    problems: tuple[Finding, ...] = ()
+
+
+def open_project(root: Path) -> Project:
+    """Load the project's config (without any work item's overrides)."""
+    return Project(root, load_config(root))
+
+
+def open_item(root: Path, ref: str, *, cwd: Path) -> ItemContext:
+    """Resolve ``ref`` and load the item and its effective config."""
+    project = open_project(root)
+    folder = resolve_item(project.spec_root, ref, cwd=cwd)
+    return item_context(project, load_item(folder, project.spec_root))
+
+
+def item_context(project: Project, item: WorkItem, *, tolerant: bool = False) -> ItemContext:
+    """The effective config for an already-loaded item.
+
+    ``tolerant``: an invalid override does not stop a report over every item;
+    the item is read with the project config and the error becomes a finding.
+    """
+    try:
+        return ItemContext(project, item, with_overrides(project.config, item.override_sources()))
+    except ConfigError as exc:
+        if not tolerant:
+            raise
+        details = "; ".join(exc.details) or exc.message
+        finding = Finding(
+            Level.ERROR,
+            "config.override",
+            f"invalid overrides: {details}",
+            Where(item.path),
+            hint=exc.hint,
+        )
+        return ItemContext(project, item, project.config, (finding,))

@@ -1,0 +1,476 @@
+"""Assemble one task from the lines the reader collected for it.
+
+``the_loop.tasks.reader`` makes one pass over the file and hands each task over
+as a ``Draft``: its checkbox line's paragraph and its sub-items. This module
+reads the id and title from the paragraph, finds the ``_Key:_`` fields in the
+paragraph and the sub-items, turns their values into the task's fields (the
+value grammar is ``the_loop.tasks.values``), reports what it cannot read as
+findings, and builds the ``Task``. The grammar is described in
+``the_loop.tasks``.
+
+It is separate from the line pass because the two change for different
+reasons: the line pass follows markdown structure (fences, indentation), this
+follows the wording of one task.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+from the_loop.errors import Where
+from the_loop.findings import Finding, Level
+from the_loop.tasks.model import STATE_OF_MARK, Task, TaskState, new_task
+from the_loop.tasks.values import (
+    ALL,
+    ID_RE,
+    canonical_id,
+    parse_depends,
+    parse_requirements,
+    unsplittable_span,
+)
+
+# ---------------------------------------------------------------------------
+# What the line reader hands over
+
+
+class Block:
+    """A paragraph or sub-item: its stripped lines, joined, and where each came from.
+
+    A plain class with slots: one is made per task line and sub-bullet, so its
+    cost is paid 100k times on large files.
+    """
+
+    __slots__ = ("parts", "lines", "_starts", "field")
+
+    def __init__(self, part: str, line: int, field: Field | None = None) -> None:
+        self.parts = [part]
+        self.lines = [line]
+        self._starts: list[int] | None = None
+        # A sub-bullet that is exactly one template field (`_Test:_ value`),
+        # recognised while reading the line so assembly can skip the search.
+        self.field = field
+
+    def add(self, part: str, line: int) -> None:
+        self.parts.append(part)
+        self.lines.append(line)
+        self.field = None  # the value continues on this line: read it the general way
+
+    @property
+    def text(self) -> str:
+        return self.parts[0] if len(self.parts) == 1 else " ".join(self.parts)
+
+    def line_at(self, offset: int) -> int:
+        """The file line holding character ``offset`` of ``text``."""
+        if len(self.parts) == 1:
+            return self.lines[0]
+        if self._starts is None:
+            self._starts, at = [], 0
+            for part in self.parts:
+                self._starts.append(at)
+                at += len(part) + 1
+        return self.lines[max(bisect_right(self._starts, offset) - 1, 0)]
+
+
+class Draft:
+    """A task whose lines are still being collected (a slots class: one per task)."""
+
+    __slots__ = ("mark", "line", "mark_offset", "end_line", "paragraph", "blocks", "after_blank")
+
+    def __init__(self, mark: str, line: int, mark_offset: int, paragraph: Block) -> None:
+        self.mark = mark
+        self.line = line
+        self.mark_offset = mark_offset
+        self.end_line = line
+        self.paragraph = paragraph
+        self.blocks: list[Block] = []
+        self.after_blank = False
+
+
+@dataclass
+class Context:
+    """What assembling one task needs from the rest of the file; it gathers every finding."""
+
+    path: Path
+    tasks: list[Task] = field(default_factory=list)  # read so far, in file order
+    findings: list[Finding] = field(default_factory=list)
+    _scanned: int = 0
+    _last_number: int = 0
+
+    def note(
+        self, level: Level, code: str, message: str, line: int | None, hint: str | None = None
+    ) -> None:
+        self.findings.append(Finding(level, code, message, Where(self.path, line), hint))
+
+    def ids_above(self, task_id: str) -> tuple[str, ...]:
+        """Distinct ids of the tasks read so far, without ``task_id`` (for ``all``)."""
+        return tuple(i for i in dict.fromkeys(t.id for t in self.tasks) if i != task_id)
+
+    def next_number(self) -> int:
+        """One more than the highest task number so far (for hints)."""
+        # Scans only the tasks added since the last call: linear over the file.
+        for task in self.tasks[self._scanned :]:
+            self._last_number = max(self._last_number, int(task.id.partition(".")[0]))
+        self._scanned = len(self.tasks)
+        return self._last_number + 1
+
+
+# ---------------------------------------------------------------------------
+# Assembling one task
+
+_PLAIN_HEAD_RE = re.compile(r"([Tt]?)([0-9]{1,9})[.):][ \t]+([^*]*)$")
+_FIELD_RE = re.compile(
+    r"(?<![\w*])(?P<open>\*\*|\*|_)"
+    r"(?P<key>depends[ -]on|dependencies|requirements?|reqs?|tests?)"
+    r"(?:[ \t]*:[ \t]*(?P=open)|(?P=open)[ \t]*:|[ \t]*:(?P<inner>))",
+    re.IGNORECASE,
+)
+# Without emphasis only the exact keys count: a detail such as "Dependencies:
+# add ruamel" is about packages, not tasks.
+_PLAIN_FIELD_RE = re.compile(
+    r"(?P<open>)(?P<key>depends[ -]on|requirements|test)[ \t]*:(?P<inner>)", re.IGNORECASE
+)
+_SEPARATORS = " \t—–·|"
+_INLINE_REQ_RE = re.compile(r"\*\(([^()*]*)\)\*")
+_PROSE_DEP_RE = re.compile(r"(?<!\w)depends[ \t]+on[ \t]+", re.IGNORECASE)
+_PROSE_END_RE = re.compile(r"[.;](?![0-9])|[ \t][—–·|][ \t]|\*\(")
+_MAX_CLAUSE = 200
+
+
+class _Head(NamedTuple):
+    """What the task paragraph says before its fields: id, title, the rest."""
+
+    label: str
+    id: str
+    title: str
+    rest: str  # only a bold title leaves a rest: the paragraph after the bold span
+    rest_offset: int
+
+
+# (kind, value, offset): kind is "dep", "req" or "tes"; offset is where the value
+# starts in the block text. A plain tuple, as one is made per field line.
+Field = tuple[str, str, int]
+
+
+@dataclass(slots=True)
+class _Facts:
+    """Fields gathered from a task's paragraph and sub-items."""
+
+    depends: list[str] | None = None
+    depends_line: int | None = None
+    stated: bool = False
+    unreadable: bool = False
+    requirements: dict[str, None] = field(default_factory=dict)
+    requirements_line: int | None = None
+    test: str | None = None
+    test_line: int | None = None
+    details: list[str] = field(default_factory=list)
+
+
+def assemble(draft: Draft, ctx: Context) -> tuple[Task, bool, bool] | None:
+    """Build the ``Task`` for ``draft``: ``(task, stated dependencies, unreadable)``."""
+    para = draft.paragraph
+    prose, fields = _split_fields(para.text, plain=False)
+    head = _parse_head(prose)
+    if head is None:
+        _no_id(draft, prose, ctx)
+        return None
+    facts = _Facts()
+    if head.rest:
+        facts.details.append(head.rest)
+        _read_bold_rest(head, para, facts, ctx)
+    if fields:
+        _take_fields(fields, para, facts, ctx, head.id)
+    for block in draft.blocks:
+        if block.field is not None:
+            kind, value, _offset = block.field
+            _take_field(kind, value, block.lines[0], facts, ctx, head.id)
+            continue
+        detail, block_fields = _split_fields(block.text, plain=True)
+        if detail:
+            facts.details.append(detail)
+        if block_fields:
+            _take_fields(block_fields, block, facts, ctx, head.id)
+    if not head.title:
+        ctx.note(
+            Level.WARNING,
+            "tasks.empty-title",
+            f"task {head.label} has no title",
+            draft.line,
+            f"describe the task after its id: `- [ ] {head.label}. <title>`",
+        )
+    task = new_task(
+        {
+            "id": head.id,
+            "label": head.label,
+            "title": head.title,
+            "state": STATE_OF_MARK.get(draft.mark) or _unknown_mark(draft, ctx),
+            "line": draft.line,
+            "end_line": draft.end_line,
+            "mark_offset": draft.mark_offset,
+            "depends_on": None if facts.depends is None else tuple(facts.depends),
+            "depends_line": facts.depends_line,
+            "requirements": tuple(facts.requirements),
+            "requirements_line": facts.requirements_line,
+            "test": facts.test,
+            "test_line": facts.test_line,
+            "details": tuple(facts.details),
+        }
+    )
+    return task, facts.stated, facts.unreadable
+
+
+def _unknown_mark(draft: Draft, ctx: Context) -> TaskState:
+    """An error for a mark other than ``[ ]``, ``[x]``, ``[X]``, ``[-]``; read as open."""
+    ctx.note(
+        Level.ERROR,
+        "tasks.unknown-mark",
+        f"unknown checkbox mark `[{draft.mark}]`; read as open",
+        draft.line,
+        "use `[ ]` (open), `[-]` (in progress) or `[x]` (done)",
+    )
+    return TaskState.OPEN
+
+
+def _no_id(draft: Draft, prose: str, ctx: Context) -> None:
+    title = prose.strip().replace("**", "") or "<title>"
+    if len(title) > 40:
+        title = title[:40] + "…"
+    ctx.note(
+        Level.ERROR,
+        "tasks.no-id",
+        "checkbox item has no task id, so it is not a task",
+        draft.line,
+        f"number it: `- [{draft.mark}] {ctx.next_number()}. {title}`",
+    )
+
+
+def _split_fields(s: str, *, plain: bool) -> tuple[str, list[Field]]:
+    """The prose before the first field marker, and each field after it."""
+    if ":" not in s:  # every field form has a colon; most detail lines do not
+        return s.strip(), []
+    m: re.Match[str] | None = _FIELD_RE.search(s)
+    if plain and (m is None or m.start() > 0):
+        first = _PLAIN_FIELD_RE.match(s)
+        if first:
+            return "", _fields_from(s, first, m)
+    if m is None:
+        return s.strip(), []
+    return s[: m.start()].strip().rstrip(_SEPARATORS), _fields_from(s, m, m)
+
+
+def _fields_from(s: str, m: re.Match[str], nxt: re.Match[str] | None) -> list[Field]:
+    """Each field from marker ``m`` on; a value ends where the next marker starts."""
+    fields = []
+    while True:
+        if nxt is m:
+            nxt = _FIELD_RE.search(s, m.end())
+        value = s[m.end() : nxt.start() if nxt else len(s)].strip()
+        # Drop a separator before the next field, but keep a lone `—` (= none).
+        value = value.rstrip(_SEPARATORS) or value
+        key, opener, inner = m.group("key", "open", "inner")
+        if opener and inner is not None and value.endswith(opener):
+            value = value[: -len(opener)].rstrip()  # `_Key: value_`
+        fields.append((key[:3].lower(), value, m.end()))
+        if nxt is None:
+            return fields
+        m = nxt
+
+
+def lone_field(key: str, value: str, offset: int) -> Field | None:
+    """The field of a ``_Key:_ value`` sub-bullet, or None if more fields follow."""
+    # Every field marker has a colon: without one, no second field can follow.
+    if ":" in value and _FIELD_RE.search(value):
+        return None
+    value = value.rstrip()
+    return (key[:3].lower(), value.rstrip(_SEPARATORS) or value, offset)
+
+
+def _parse_head(prose: str) -> _Head | None:
+    """Id, label and title from the paragraph text before its fields."""
+    fast = _PLAIN_HEAD_RE.match(prose)
+    if fast:  # the template's `3. Title`, which is most tasks
+        t, number, title = fast.groups()
+        return _Head(t + number, canonical_id(number), _clean(title), "", 0)
+    lead = len(prose) - len(prose.lstrip())
+    text = prose[lead:]
+    if text.startswith("**"):
+        close = text.find("**", 2)
+        m = _id_match(text[2:close]) if close > 2 else None
+        if m:
+            return _bold_head(m, text[2 + m.end() : close], text[close + 2 :], lead + close + 2)
+    m = _id_match(text)
+    if m is None:
+        return None
+    after = text[m.end() :]
+    inner_lead = len(after) - len(after.lstrip())
+    if after[inner_lead:].startswith("**"):
+        close = after.find("**", inner_lead + 2)
+        if close > inner_lead + 2:
+            title = after[inner_lead + 2 : close]
+            rest_at = lead + m.end() + close + 2
+            return _bold_head(m, title, after[close + 2 :], rest_at)
+    return _Head(_label(m), canonical_id(m.group("num")), _clean(after), "", 0)
+
+
+def _bold_head(m: re.Match[str], title: str, rest: str, rest_offset: int) -> _Head:
+    cleaned = _clean(title)
+    if cleaned.endswith("."):
+        cleaned = cleaned[:-1].rstrip()
+    stripped_rest = rest.strip(_SEPARATORS)
+    if not cleaned:  # `**T3.** Title`: the bold span held only the id
+        cleaned, stripped_rest = _clean(rest), ""
+    # Keep the offset exact: lines of clauses in the rest are found through it.
+    rest_offset += len(rest) - len(rest.lstrip(_SEPARATORS))
+    return _Head(_label(m), canonical_id(m.group("num")), cleaned, stripped_rest, rest_offset)
+
+
+def _id_match(text: str) -> re.Match[str] | None:
+    m = ID_RE.match(text)
+    if m is None:
+        return None
+    # A bare integer followed only by a space is a title ("3 retries"), not an id.
+    if not m.group("sep") and not m.group("t") and "." not in m.group("num"):
+        return None
+    return m
+
+
+def _label(m: re.Match[str]) -> str:
+    return (m.group("t") or "") + m.group("num")
+
+
+def _clean(text: str) -> str:
+    return text.replace("**", "").strip().strip(_SEPARATORS)
+
+
+def _take_fields(
+    fields: list[Field], block: Block, facts: _Facts, ctx: Context, task_id: str
+) -> None:
+    for kind, value, offset in fields:
+        _take_field(kind, value, block.line_at(offset), facts, ctx, task_id)
+
+
+def _take_field(
+    kind: str, value: str, line: int, facts: _Facts, ctx: Context, task_id: str
+) -> None:
+    if kind == "dep":
+        _take_depends(value, line, facts, ctx, task_id)
+    elif kind == "req":
+        _take_requirements(value, line, facts, ctx)
+    elif facts.test is None:
+        facts.test, facts.test_line = value, line
+        _check_test(value, line, ctx)
+    else:
+        facts.details.append(f"Test: {value}")
+
+
+def _clause_value(rest: str, start: int) -> str | None:
+    """The list after ``depends on``, up to the end of its sentence; None when too long.
+
+    The search is bounded, so prose repeating "depends on" stays linear.
+    """
+    end = _PROSE_END_RE.search(rest, start, start + _MAX_CLAUSE + 1)
+    if end is None and len(rest) - start > _MAX_CLAUSE:
+        return None  # a list of task ids is never this long: prose
+    return rest[start : end.start() if end else len(rest)].strip()
+
+
+def _read_bold_rest(head: _Head, para: Block, facts: _Facts, ctx: Context) -> None:
+    """``*(AC7, R2)*`` requirements and ``— depends on T1.`` clauses in a bold task."""
+    rest = head.rest
+    for m in _INLINE_REQ_RE.finditer(rest):
+        line = para.line_at(head.rest_offset + m.start())
+        _take_requirements(m.group(1), line, facts, ctx)
+    for m in _PROSE_DEP_RE.finditer(rest):
+        value = _clause_value(rest, m.end())
+        line = para.line_at(head.rest_offset + m.start())
+        if value is not None and parse_depends(value) is not None:
+            _take_depends(value, line, facts, ctx, head.id)
+        elif rest[max(0, m.start() - 4) : m.start()].rstrip().endswith(("—", "–")):
+            value = rest[m.end() : m.end() + _MAX_CLAUSE].strip()
+            ctx.note(
+                Level.WARNING,
+                "tasks.depends-prose-unreadable",
+                f"cannot read the dependency clause `depends on {value}`; it is ignored",
+                line,
+                "name task ids (`— depends on T1, T2.`) or add "
+                "`  - _Depends on:_ 1, 2` under the task",
+            )
+
+
+# ---------------------------------------------------------------------------
+# Recording field values
+
+
+def _take_depends(value: str, line: int, facts: _Facts, ctx: Context, task_id: str) -> None:
+    parsed = parse_depends(value)
+    facts.stated = True
+    if facts.depends_line is None:
+        facts.depends_line = line
+    if parsed is None:
+        facts.unreadable = True
+        facts.depends = None
+        shown = value or "(empty)"
+        ctx.note(
+            Level.ERROR,
+            "tasks.depends-unreadable",
+            f"cannot read the dependencies of task {task_id}: `{shown}`",
+            line,
+            "write task numbers: `_Depends on:_ 1, 3–5` (or `none`, or `all`)",
+        )
+        return
+    if parsed == ALL:
+        parsed = ctx.ids_above(task_id)
+        ctx.note(
+            Level.INFO,
+            "tasks.depends-all",
+            f"`all` read as every task above task {task_id}: {show_ids(parsed)}",
+            line,
+        )
+    if facts.unreadable:
+        return
+    if facts.depends is None:
+        facts.depends = list(parsed)
+        return
+    merged = dict.fromkeys(facts.depends)
+    merged.update(dict.fromkeys(parsed))
+    facts.depends = list(merged)
+
+
+def _take_requirements(value: str, line: int, facts: _Facts, ctx: Context) -> None:
+    found = parse_requirements(value)
+    for token in found.malformed:
+        ctx.note(
+            Level.WARNING,
+            "tasks.requirement-malformed",
+            f"`{token}` is not a requirement id this reader knows; it was skipped",
+            line,
+            "write ids like `R1`, `R1.2`, `AC7` or a range `R1–R3`",
+        )
+    if found.ids and facts.requirements_line is None:
+        facts.requirements_line = line
+    facts.requirements.update(dict.fromkeys(found.ids))
+
+
+def _check_test(value: str, line: int, ctx: Context) -> None:
+    """Warn now when ``test_command`` would not be able to split the command."""
+    span = unsplittable_span(value)
+    if span is not None:
+        ctx.note(
+            Level.WARNING,
+            "tasks.test-unparseable",
+            f"the test command `{span}` cannot be split into arguments",
+            line,
+            "balance the quotes in the command's code span",
+        )
+
+
+def show_ids(ids: tuple[str, ...] | list[str]) -> str:
+    """Ids for a message: ``none``, or the first twelve and how many there are."""
+    if not ids:
+        return "none"
+    shown = ", ".join(ids[:12])
+    return shown + (f", … ({len(ids)} tasks)" if len(ids) > 12 else "")

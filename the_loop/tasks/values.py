@@ -1,0 +1,232 @@
+"""The grammar of field values: task ids, depends-on lists, requirement ids, test commands.
+
+Pure string work: each function takes the text of one value and says what it
+names, or ``None`` when it cannot be read with certainty; nothing here records
+a field or reports a finding (``the_loop.tasks.assembly`` does both with the
+answers). The grammar itself is described in ``the_loop.tasks``.
+
+It is a module of its own because it is the part of the reader that grows as
+templates and agents find new ways to write a list of ids, and because the
+writer needs the task-id rules without the rest of the reader.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Literal, NamedTuple
+
+from the_loop.tasks.model import Task
+
+# ---------------------------------------------------------------------------
+# Task ids
+
+# An id as a task line writes it (`3.`, `3)`, `3:`, `3 —`, `T3`, `3.2`, `**T3`),
+# the separator included; the task-line reader and the writer share it.
+ID_RE = re.compile(
+    r"(?P<t>[Tt])?(?P<num>[0-9]{1,9}(?:\.[0-9]{1,9})*)"
+    r"(?P<sep>\.|\)|:|[ \t]*[—–]|[ \t]+-(?=[ \t]|$)|(?=\*\*)|(?=[ \t]|$))"
+)
+
+
+def canonical_id(number: str) -> str:
+    """The canonical form of a task number: ``"03"`` → ``"3"``, ``"3.02"`` → ``"3.2"``."""
+    # T03 and 3 are one task; lstrip (not int()) keeps any digit string safe.
+    if number[0] != "0" and "." not in number:
+        return number
+    return ".".join(part.lstrip("0") or "0" for part in number.split("."))
+
+
+# ---------------------------------------------------------------------------
+# Depends-on values
+
+ALL: Literal["all"] = "all"
+_MAX_RANGE = 100_000
+_PAREN_RE = re.compile(r"\([^()]*\)")
+_NONE_RE = re.compile(r"(?:none|nothing|n/a)(?![\w/])|[—–-]$", re.IGNORECASE)
+_ALL_RE = re.compile(r"all(?:[ \t]+tasks)?(?:[ \t]+above)?\.?$", re.IGNORECASE)
+_SIMPLE_DEPS_RE = re.compile(r"[0-9]{1,9}(?:, [0-9]{1,9})+$")
+_DEP_SPLIT_RE = re.compile(r"[,;&]|[ \t]and[ \t]", re.IGNORECASE)
+_DEP_ITEM_RE = re.compile(
+    r"(?:tasks?[ \t]+)?[Tt]?([0-9]{1,9}(?:\.[0-9]{1,9})*)"
+    r"(?:[ \t]*(?:[–—-]|\.\.|to)[ \t]*[Tt]?([0-9]{1,9}(?:\.[0-9]{1,9})*))?",
+    re.IGNORECASE,
+)
+
+
+def parse_depends(value: str) -> tuple[str, ...] | Literal["all"] | None:
+    """Task ids named by a depends-on value, ``"all"``, or None when unreadable."""
+    text = value.strip()
+    if text.isdigit() and text.isascii():
+        return (canonical_id(text),)
+    if _SIMPLE_DEPS_RE.match(text):  # `1, 4, 7`
+        return tuple(dict.fromkeys(canonical_id(n) for n in text.split(", ")))
+    if _NONE_RE.match(text):
+        return ()
+    text = _PAREN_RE.sub(" ", text).strip().rstrip(".").strip()
+    if _ALL_RE.match(text):
+        return ALL
+    if not text:
+        return None
+    ids: dict[str, None] = {}
+    for token in _DEP_SPLIT_RE.split(text):
+        token = token.strip()
+        if not token:
+            continue
+        m = _DEP_ITEM_RE.fullmatch(token)
+        if m is None:
+            return None
+        if m.group(2) is None:
+            ids[canonical_id(m.group(1))] = None
+            continue
+        expanded = _expand(m.group(1), m.group(2))
+        if expanded is None:
+            return None
+        ids.update(dict.fromkeys(expanded))
+    return tuple(ids) if ids else None
+
+
+def _expand(first: str, last: str) -> list[str] | None:
+    """The ids from ``first`` to ``last`` (same depth, last part counting up)."""
+    a = [p.lstrip("0") or "0" for p in first.split(".")]
+    b = [p.lstrip("0") or "0" for p in last.split(".")]
+    if len(b) < len(a):
+        b = a[: len(a) - len(b)] + b  # `R1.1–7` means R1.1–R1.7
+    if len(a) != len(b) or a[:-1] != b[:-1]:
+        return None
+    low, high = int(a[-1]), int(b[-1])
+    if low > high or high - low >= _MAX_RANGE:
+        return None
+    head = ".".join(a[:-1])
+    return [f"{head}.{n}" if head else str(n) for n in range(low, high + 1)]
+
+
+# ---------------------------------------------------------------------------
+# Requirement values
+
+_REQ_RE = re.compile(
+    r"(?<![\w.#])(?P<p>NFR|FR|AC|R)[ \t]?(?P<a>[0-9]{1,9}(?:\.[0-9]{1,9})*)"
+    r"(?:[ \t]*(?:[–—-]|\.\.)[ \t]*"
+    r"(?:(?P<q>NFR|FR|AC|R)[ \t]?)?(?P<b>[0-9]{1,9}(?:\.[0-9]{1,9})*))?"
+    r"(?![\w])",
+    re.IGNORECASE,
+)
+_SIMPLE_REQS_RE = re.compile(
+    r"(?:(?:NFR|FR|AC|R)[0-9]{1,9}(?:\.[0-9]{1,9})*(?:, |$))+$", re.IGNORECASE
+)
+_ID_LIKE_RE = re.compile(r"(?<![\w.#])[A-Za-z]*[-_]?[0-9][\w.-]*")
+_ALL_REQ_RE = re.compile(r"[ \t]*all\b", re.IGNORECASE)
+
+
+class Requirements(NamedTuple):
+    """The ids a requirements value names, in order, and id-like tokens that are not ids."""
+
+    ids: tuple[str, ...]
+    malformed: tuple[str, ...]
+
+
+def parse_requirements(value: str) -> Requirements:
+    """Requirement ids in ``value``; id-like tokens outside parentheses that are not ids."""
+    if _SIMPLE_REQS_RE.match(value):  # `R1, R2.3, AC7`: ids as written, the common case
+        return Requirements(tuple(dict.fromkeys(value.upper().split(", "))), ())
+    ids: dict[str, None] = {}
+    malformed: list[str] = []
+    if _ALL_REQ_RE.match(value):
+        ids[ALL] = None
+    outside = _PAREN_RE.sub(lambda m: _collect_quietly(m.group(), ids), value)
+    for m in _REQ_RE.finditer(outside):
+        expanded = _requirement_ids(m)
+        if expanded is None:
+            malformed.append(m.group())
+        else:
+            ids.update(dict.fromkeys(expanded))
+    leftover = _REQ_RE.sub(" ", outside)
+    malformed.extend(t.rstrip(".-") for t in _ID_LIKE_RE.findall(leftover))
+    return Requirements(tuple(ids), tuple(malformed))
+
+
+def _collect_quietly(group: str, ids: dict[str, None]) -> str:
+    # Parentheses hold prose ("(design D2)", "(receiver)"): take ids, report nothing.
+    for m in _REQ_RE.finditer(group):
+        ids.update(dict.fromkeys(_requirement_ids(m) or ()))
+    return " , "
+
+
+def _requirement_ids(m: re.Match[str]) -> list[str] | None:
+    prefix = m.group("p").upper()
+    if m.group("b") is None:
+        return [prefix + m.group("a")]
+    if m.group("q") and m.group("q").upper() != prefix:
+        return None
+    numbers = _expand(m.group("a"), m.group("b"))
+    return None if numbers is None else [prefix + n for n in numbers]
+
+
+# ---------------------------------------------------------------------------
+# Test commands
+
+
+def test_command(task: Task) -> list[str] | None:
+    """The command in the first code span of the task's ``_Test:_``, split like a shell.
+
+    A leading test-plan row label (``T2 — pytest …``) is dropped. None when the
+    test has no code span or the span cannot be split (unbalanced quotes).
+    """
+    if task.test is None:
+        return None
+    span = _first_code_span(task.test)
+    if span is None:
+        return None
+    return _split_command(span)
+
+
+def unsplittable_span(value: str) -> str | None:
+    """The code span of a ``_Test:_`` value that ``test_command`` could not split, if any."""
+    if '"' not in value and "'" not in value and "\\" not in value:
+        return None  # shlex can only fail on quotes or backslashes
+    span = _first_code_span(value)
+    if span is None:
+        return None
+    try:
+        shlex.split(_command_text(span))
+    except ValueError:
+        return span
+    return None
+
+
+_CODE_RUN_RE = re.compile(r"`+")
+_ROW_LABEL_RE = re.compile(r"T[0-9]+[ \t]+[—–-][ \t]+")
+
+
+def _first_code_span(text: str) -> str | None:
+    """The content of the first code span, as CommonMark pairs backtick runs.
+
+    A run opens a span only if a later run has the same length; the span that
+    opens first wins. Runs are grouped by length, so this is one pass.
+    """
+    first_run: dict[int, re.Match[str] | None] = {}
+    best: tuple[re.Match[str], re.Match[str]] | None = None
+    for run in _CODE_RUN_RE.finditer(text):
+        length = len(run.group())
+        if length not in first_run:
+            first_run[length] = run
+            continue
+        opener = first_run[length]
+        if opener is not None and (best is None or opener.start() < best[0].start()):
+            best = (opener, run)
+        first_run[length] = None  # later runs of this length come after a closed span
+    return text[best[0].end() : best[1].start()].strip() if best else None
+
+
+def _split_command(span: str) -> list[str] | None:
+    try:
+        argv = shlex.split(_command_text(span))
+    except ValueError:
+        return None
+    return argv or None
+
+
+def _command_text(span: str) -> str:
+    # The HEAD template names a test-plan row inside the span: `T2 — pytest …`.
+    row = _ROW_LABEL_RE.match(span)
+    return span[row.end() :] if row else span

@@ -1,0 +1,1 @@
+"""What the commands do: new/approve/work-on, task transitions, briefs, status and reports."""

@@ -1,0 +1,190 @@
+"""Briefs: what an agent needs for the next step, and nothing more.
+
+Each brief names the files to read (only those the step needs), what to
+produce and what done means. They are rendered from ``templates/briefs/`` and
+stay factual: statements, not exhortations. The resume brief is bounded (a
+few thousand characters) whatever the length of the log.
+"""
+
+from __future__ import annotations
+
+from the_loop.checkpoint import transaction as checkpoint
+from the_loop.tasks import TaskState
+from the_loop.workflow.item_report import ItemReport, relative
+from the_loop.workflow.next_action import Action
+
+_GUIDANCE = {
+    "brainstorm": "Explore the idea, the open questions and the options; it is the root "
+    "artifact the requirements will be derived from.",
+    "bugfix": "The summary, steps to reproduce, expected vs actual, the root cause, and "
+    "numbered acceptance criteria under `## Acceptance criteria` (read as AC1, AC2, …; "
+    "tasks cite those ids).",
+    "requirements": "User stories with numbered, testable acceptance criteria (WHEN … THEN "
+    "the system SHALL …) under `### R<n> — title` headings, and a Security "
+    "considerations section.",
+    "design": "Architecture, components and interfaces, data models, error handling, "
+    "security design and testing strategy that meet every requirement.",
+    "tasks": "A DAG of small, verifiable tasks: `- [ ] N. title` with `_Depends on:_`, "
+    "`_Requirements:_` (ids from the requirements) and `_Test:_` (a command in "
+    "backticks) sub-bullets.",
+}
+_UPSTREAM = {
+    "brainstorm": (),
+    "requirements": ("brainstorm",),
+    "design": ("requirements",),
+    "tasks": ("requirements", "design"),
+}
+_RESUME_LIMIT = 8000  # characters, about 2,000 tokens
+_LIST_LIMIT = 10
+
+
+def _path(report: ItemReport, kind: str) -> str:
+    art = report.item.artifact(kind) if kind != "execution-log" else report.item.artifacts[kind]
+    return relative(art.path, report.ctx.project.root)
+
+
+def _resume(report: ItemReport) -> str | None:
+    entry = report.last_entry
+    return entry.next if entry and entry.next else None
+
+
+def brief(report: ItemReport, action: Action) -> str:
+    """The brief for ``action`` on ``report``'s item."""
+    from the_loop.io.templating import render
+
+    common = {"item": report.id, "title": report.title, "action": action, "resume": _resume(report)}
+    if action.kind in ("write", "revise") and action.artifact:
+        return render("briefs/artifact.md.j2", **common, **_artifact_context(report, action))
+    if action.kind in ("approve", "reapprove") and action.artifact:
+        lock = report.locks[action.artifact]
+        return render(
+            "briefs/approve.md.j2",
+            **common,
+            target=_path(report, action.artifact),
+            status=lock.label
+            if not lock.stale
+            else "stale (" + "; ".join(lock.stale_reasons) + ")",
+        )
+    if action.kind == "implement" and action.task:
+        return render("briefs/task.md.j2", **common, **_task_context(report, action.task))
+    if action.kind in ("review", "done"):
+        done, total = report.counts
+        return render(
+            "briefs/review.md.j2",
+            **common,
+            done=done,
+            total=total,
+            read=_review_reads(report),
+            log_path=_path(report, "execution-log"),
+        )
+    return render("briefs/blocked.md.j2", **common)
+
+
+def _artifact_context(report: ItemReport, action: Action) -> dict[str, object]:
+    kind = action.artifact or "requirements"
+    read = [
+        (_path(report, up), "approved upstream; derive from it")
+        for up in _UPSTREAM[kind]
+        if report.locks[up].exists
+    ]
+    lock = report.locks[kind]
+    if lock.exists:
+        label = "" if lock.label == "draft" else f"{lock.label} "
+        read.append((_path(report, kind), f"the {label}draft to finish"))
+    done = []
+    if kind == "tasks":
+        done.append(f"`loop check {report.id}` reports no errors for tasks.md")
+    if kind in ("requirements",):
+        done.append("each criterion is testable and numbered, so tasks can cite it")
+    word = report.item.word(kind)
+    return {
+        "read": read,
+        "target": _path(report, kind),
+        "status": lock.label,
+        "guidance": _GUIDANCE[word],
+        "done": done,
+        "approve_as": word,
+    }
+
+
+def _task_context(report: ItemReport, task_id: str) -> dict[str, object]:
+    from the_loop.workflow.next_task import next_view
+
+    assert report.dag is not None
+    task = report.dag.task(task_id)
+    cited = [view for view in next_view(report).tasks if view.task.id == task_id]
+    requirements = cited[0].requirements if cited else ()
+    tasks_path = _path(report, "tasks")
+    read = [(f"{tasks_path}:{task.line}-{task.end_line}", "this task")]
+    if report.locks["design"].exists:
+        read.append(
+            (_path(report, "design"), "the approved design (the sections this task touches)")
+        )
+    done, total = report.counts
+    return {
+        "task": task,
+        "tasks_path": tasks_path,
+        "requirements": requirements,
+        "read": read,
+        "done": done,
+        "total": total,
+        "verify": report.config.checkpoint.verify_tests,
+    }
+
+
+def _review_reads(report: ItemReport) -> list[tuple[str, str]]:
+    reads = [
+        (_path(report, "requirements"), "what was asked"),
+        (_path(report, "design"), "what was agreed"),
+        (_path(report, "tasks"), "what was done"),
+        (_path(report, "execution-log"), "how it went; record review rounds here"),
+    ]
+    return [r for r in reads if (report.ctx.project.root / r[0].split(":")[0]).exists()]
+
+
+def resume_brief(report: ItemReport) -> str:
+    """Where to pick up after a reset, in about 2,000 tokens at most."""
+    from the_loop.checkpoint.resets import open_resets
+    from the_loop.io.templating import render
+    from the_loop.workflow.next_action import next_action
+
+    action = next_action(report)
+    tasks = report.tasks.tasks if report.tasks else ()
+    dag = report.dag
+    ready = [dag.task(t) for t in dag.ready[:_LIST_LIMIT]] if dag else []
+    in_progress = [t for t in tasks if t.state is TaskState.IN_PROGRESS][:_LIST_LIMIT]
+    done, total = report.counts
+    read: list[tuple[str, str]] = []
+    if action.kind == "implement" and action.task:
+        read = _task_context(report, action.task)["read"]  # type: ignore[assignment]
+    elif action.kind in ("write", "revise"):
+        read = _artifact_context(report, action)["read"]  # type: ignore[assignment]
+    text = render(
+        "briefs/resume.md.j2",
+        item=report.id,
+        title=report.title,
+        phase=report.phase.implied,
+        recorded=report.phase.recorded,
+        relation=report.phase.relation,
+        done=done,
+        total=total,
+        entry=report.last_entry,
+        in_progress=in_progress,
+        ready=ready,
+        ready_count=len(dag.ready) if dag else 0,
+        open_count=total - done,
+        action=action,
+        read=read,
+        resets=open_resets(report.ctx.project.root, report.id),
+    )
+    journal = checkpoint.pending(report.ctx.project.root)
+    if journal is not None:
+        # The last entry may be half-written: say so before anything is trusted.
+        text = (
+            f"WARNING: checkpoint {journal.plan.id} ({journal.plan.summary}) was "
+            "interrupted; the last log entry may be incomplete. Run `loop doctor --repair` "
+            "first.\n\n"
+        ) + text
+    if len(text) > _RESUME_LIMIT:
+        text = text[: _RESUME_LIMIT - 40].rstrip() + "\n… (brief truncated at its size budget)\n"
+    return text

@@ -1,0 +1,96 @@
+"""``loop status``: where a work item stands, in one view."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from the_loop.checkpoint import resets
+from the_loop.checkpoint import transaction as checkpoint
+from the_loop.findings import counts
+from the_loop.log.execution_log import LogEntry
+from the_loop.spec.items import CHAIN
+from the_loop.spec.phase import PhaseState
+from the_loop.tasks import TaskState
+from the_loop.workflow.item_report import ItemReport, relative
+from the_loop.workflow.next_action import Action, next_action
+
+
+@dataclass(frozen=True)
+class ItemStatus:
+    """Everything ``loop status`` shows about one item."""
+
+    id: str
+    title: str
+    path: str
+    phase: PhaseState
+    artifacts: dict[str, dict[str, object]]
+    done: int
+    total: int
+    ready: tuple[str, ...]
+    in_progress: tuple[str, ...]
+    action: Action
+    resume: LogEntry | None
+    open_resets: tuple[resets.ResetRecord, ...]
+    interrupted_checkpoint: str | None
+    finding_counts: dict[str, int]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "item": self.id,
+            "title": self.title,
+            "path": self.path,
+            "phase": self.phase.to_json(),
+            "artifacts": self.artifacts,
+            "tasks": {
+                "done": self.done,
+                "total": self.total,
+                "ready": list(self.ready),
+                "inProgress": list(self.in_progress),
+            },
+            "next": self.action.to_json(),
+            "resume": (
+                {
+                    "next": self.resume.next,
+                    "stamp": self.resume.stamp,
+                    "summary": self.resume.summary,
+                }
+                if self.resume
+                else None
+            ),
+            "openResets": [r.to_json() for r in self.open_resets],
+            "interruptedCheckpoint": self.interrupted_checkpoint,
+            "findings": self.finding_counts,
+        }
+
+
+def item_status(report: ItemReport) -> ItemStatus:
+    """Build the status view of one item (reads only what status needs)."""
+    root = report.ctx.project.root
+    artifacts = {}
+    for kind in CHAIN:
+        lock = report.locks[kind]
+        if lock.exists or kind != "brainstorm":
+            artifacts[lock.path.name] = lock.to_json()
+    log = report.item.artifacts["execution-log"]
+    artifacts[log.path.name] = {"artifact": log.path.name, "exists": log.exists}
+    dag = report.dag
+    tasks = report.tasks.tasks if report.tasks else ()
+    journal = checkpoint.pending(root)
+    interrupted = journal.plan.id if journal and journal.plan.item == report.id else None
+    done, total = report.counts
+    return ItemStatus(
+        id=report.id,
+        title=report.title,
+        path=relative(report.item.path, root),
+        phase=report.phase,
+        artifacts=artifacts,
+        done=done,
+        total=total,
+        ready=dag.ready if dag else (),
+        in_progress=tuple(t.id for t in tasks if t.state is TaskState.IN_PROGRESS),
+        action=next_action(report),
+        resume=report.last_entry,
+        open_resets=tuple(resets.open_resets(root, report.id)),
+        interrupted_checkpoint=interrupted,
+        finding_counts=counts(report.findings()),
+    )
