@@ -6,21 +6,10 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-SHARED = REPO_ROOT.parent / "shared"
-CORPUS = SHARED / "corpus" / "the-loop-0.14.2"
-
-GIT_IDENTITY = {
-    "GIT_AUTHOR_NAME": "Loop Tester",
-    "GIT_AUTHOR_EMAIL": "tester@example.invalid",
-    "GIT_COMMITTER_NAME": "Loop Tester",
-    "GIT_COMMITTER_EMAIL": "tester@example.invalid",
-}
+from helpers import Result, git, invoke, write_tree
 
 
 @pytest.fixture(autouse=True)
@@ -49,15 +38,6 @@ def hermetic_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     return home
 
 
-def write_tree(root: Path, files: Mapping[str, str]) -> Path:
-    """Write ``{relative path: text}`` under ``root``; return ``root``."""
-    for rel, text in files.items():
-        target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-    return root
-
-
 @pytest.fixture
 def build_tree(tmp_path: Path) -> Callable[[Mapping[str, str]], Path]:
     """Write a tree of files into a fresh folder, declaratively."""
@@ -66,11 +46,6 @@ def build_tree(tmp_path: Path) -> Callable[[Mapping[str, str]], Path]:
         return write_tree(root or tmp_path, files)
 
     return build
-
-
-def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run the real git in ``cwd``; tests never mock git."""
-    return subprocess.run(["git", *args], cwd=cwd, check=check, text=True, capture_output=True)
 
 
 @pytest.fixture
@@ -85,25 +60,9 @@ def git_repo(tmp_path: Path) -> Path:
     return repo
 
 
-@dataclass
-class Result:
-    """What a ``loop`` run produced."""
-
-    exit_code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def output(self) -> str:
-        return self.stdout + self.stderr
-
-
 @pytest.fixture
 def loop(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
     """Run the real ``loop`` CLI in-process: ``loop("status", "42", cwd=repo)``."""
-    from click.testing import CliRunner
-
-    from the_loop.cli import cli
 
     def run(
         *args: str,
@@ -111,18 +70,9 @@ def loop(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
         input: str | None = None,
         env: Mapping[str, str] | None = None,
     ) -> Result:
-        runner = CliRunner()
         if cwd is not None:
             monkeypatch.chdir(cwd)
-        res = runner.invoke(
-            cli,
-            list(args),
-            input=input,
-            env=dict(env or {}),
-            catch_exceptions=False,
-            prog_name="loop",
-        )
-        return Result(res.exit_code, res.stdout, res.stderr)
+        return invoke(args, env=env, input=input)
 
     return run
 
@@ -145,10 +95,3 @@ def loop_process() -> Callable[..., subprocess.CompletedProcess[str]]:
         )
 
     return run
-
-
-def requires_corpus() -> pytest.MarkDecorator:
-    """Skip, with a visible reason, when ``../shared/corpus`` is not beside the clone."""
-    return pytest.mark.skipif(
-        not CORPUS.is_dir(), reason=f"corpus not found at {CORPUS} (../shared is absent)"
-    )

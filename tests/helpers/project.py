@@ -1,7 +1,6 @@
 """Builders shared by the checkpoint, concurrency and ``loop task`` tests.
 
-No tests live here: the module carries the ``test_checkpoint`` prefix only so
-that it sits beside the suites that import it. ``make_project`` drives a real
+``make_project`` drives a real
 project through the real CLI (approve requirements, design and tasks, then
 ``loop execute-tasks`` across the implementation boundary), so every test
 starts where an agent starts: in implementation, with a clean git tree.
@@ -19,9 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from the_loop.cli import cli
+from helpers import Result, invoke
 from the_loop.log.execution_log import LogEntry, read_log
 from the_loop.tasks import TaskState, read_tasks
 
@@ -60,6 +58,9 @@ A retry ledger in the poller.
 """
 
 
+Ran = Result  # the same value under the name these suites use
+
+
 @dataclass(frozen=True)
 class Spec:
     """One task of the generated tasks.md."""
@@ -90,25 +91,9 @@ def tasks_md(tasks: Sequence[Spec]) -> str:
     return "\n".join(lines) + "\n"
 
 
-@dataclass
-class Ran:
-    """One in-process ``loop`` run."""
-
-    exit_code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def output(self) -> str:
-        return self.stdout + self.stderr
-
-
 def run(root: Path, *args: str, env: Mapping[str, str] | None = None) -> Ran:
     """``loop -C root args…`` in-process (fast; for setup and non-crashing commands)."""
-    result = CliRunner().invoke(
-        cli, ["-C", str(root), *args], env=dict(env or {}), catch_exceptions=False
-    )
-    return Ran(result.exit_code, result.stdout, result.stderr)
+    return invoke(["-C", str(root), *args], env=env)
 
 
 def ok(root: Path, *args: str, env: Mapping[str, str] | None = None) -> Ran:

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, requires_corpus
+from helpers import CORPUS, requires_corpus
 
 from the_loop.spec.requirements import RequirementSet, read_requirements
 from the_loop.spec.traceability import trace

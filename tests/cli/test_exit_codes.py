@@ -15,7 +15,7 @@ from typing import NoReturn
 
 import click
 import pytest
-from conftest import Result
+from helpers import Result
 
 from the_loop import errors
 from the_loop.cli import cli
@@ -299,7 +299,7 @@ def test_a_real_process_exits_with_the_code(
 def test_the_documented_table_matches_the_codes() -> None:
     import re
 
-    from conftest import REPO_ROOT
+    from helpers import REPO_ROOT
 
     doc = (REPO_ROOT / "docs" / "exit-codes.md").read_text()
     rows = dict(re.findall(r"^\| (\d+) \| `([A-Z]+)` \|", doc, re.MULTILINE))

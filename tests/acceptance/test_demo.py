@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import REPO_ROOT, git
+from helpers import REPO_ROOT, git
 
 
 def readme_command(marker: str) -> str:

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, requires_corpus
+from helpers import CORPUS, requires_corpus
 
 from the_loop.findings import Level
 from the_loop.tasks import TaskList, TaskState, parse_tasks, read_tasks, set_state

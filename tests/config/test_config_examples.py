@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Result
+from helpers import Result
 from ruamel.yaml import YAML
 
 from the_loop.config import schema

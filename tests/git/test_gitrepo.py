@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, git
+from helpers import REPO_ROOT, git
 
 from the_loop.errors import GitError
 from the_loop.git.repo import (

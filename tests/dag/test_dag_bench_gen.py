@@ -11,11 +11,12 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from helpers import REPO_ROOT
 
 from the_loop.dag.analysis import analyze
 from the_loop.tasks import Task, TaskList, TaskState
 
-GEN = Path(__file__).resolve().parent.parent / "bench" / "gen.py"
+GEN = REPO_ROOT / "bench" / "gen.py"
 SPEC = "docs/specs/bench-{n}"
 
 

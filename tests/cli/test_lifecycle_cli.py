@@ -13,8 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import Result
-from support import front_matter
+from helpers import Result, front_matter
 
 from the_loop.errors import TemplateError
 from the_loop.log.execution_log import read_log

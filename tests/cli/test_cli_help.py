@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 import pytest
-from conftest import Result
+from helpers import Result
 
 from the_loop import __version__
 from the_loop.cli import COMMANDS, cli

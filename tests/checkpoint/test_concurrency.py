@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_checkpoint_support import (
+from helpers.project import (
     NEXT,
     commits,
     entries_for,

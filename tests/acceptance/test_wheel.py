@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT
+from helpers import REPO_ROOT
 
 from the_loop import __version__
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import git
+from helpers import git
 
 from the_loop.errors import GitError
 from the_loop.git.repo import CommitOutcome, commit_checkpoint, commit_message, repo_status

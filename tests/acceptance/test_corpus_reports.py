@@ -21,8 +21,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, Result, git, requires_corpus
-from support import front_matter
+from helpers import CORPUS, Result, front_matter, git, requires_corpus
 
 from the_loop.tasks.mermaid import parse_flowchart
 

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_checkpoint_support import (
+from helpers.project import (
     ITEM,
     LOG,
     NEXT,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from test_checkpoint_support import (
+from helpers.project import (
     ITEM,
     LOG,
     NEXT,

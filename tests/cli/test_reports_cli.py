@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
-from conftest import Result
+from helpers import Result
 
 from the_loop.tasks.mermaid import parse_flowchart
 

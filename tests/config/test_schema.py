@@ -14,7 +14,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from conftest import CORPUS, REPO_ROOT, requires_corpus
+from helpers import CORPUS, REPO_ROOT, requires_corpus
 from ruamel.yaml import YAML
 
 SCHEMA_PATH = REPO_ROOT / "schema" / "config.schema.json"

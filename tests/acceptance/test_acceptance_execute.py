@@ -12,8 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import git
-from support import DESIGN, REQUIREMENTS, SIX_TASKS, tasks_md, write_config
+from helpers import DESIGN, REQUIREMENTS, SIX_TASKS, git, tasks_md, write_config
 
 from the_loop.log.execution_log import read_log
 from the_loop.tasks import TaskState, read_tasks

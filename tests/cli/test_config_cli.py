@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, REPO_ROOT, Result, requires_corpus
+from helpers import CORPUS, REPO_ROOT, Result, requires_corpus
 from ruamel.yaml import YAML
 
 from the_loop.config import schema

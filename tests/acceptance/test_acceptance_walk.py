@@ -11,8 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import git
-from support import DESIGN, REQUIREMENTS, front_matter, tasks_md
+from helpers import DESIGN, REQUIREMENTS, front_matter, git, tasks_md
 
 ITEM = "issue-5"
 

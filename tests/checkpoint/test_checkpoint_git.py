@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_checkpoint_support import (
+from helpers.project import (
     LOG,
     NEXT,
     STATE,

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, Result
+from helpers import REPO_ROOT, Result
 
 from the_loop.config import schema
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, requires_corpus
+from helpers import CORPUS, requires_corpus
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
