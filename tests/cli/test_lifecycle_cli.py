@@ -193,6 +193,7 @@ def test_new_leaves_nothing_when_a_template_fails(
 ) -> None:
     """requirements.md is rendered and written first; the log's template then fails."""
     from the_loop.io import templating
+    from the_loop.workflow import item_lifecycle
 
     real = templating.render
 
@@ -201,7 +202,7 @@ def test_new_leaves_nothing_when_a_template_fails(
             raise TemplateError(f"template {name!r} failed to render: boom")
         return real(name, **context)
 
-    monkeypatch.setattr(templating, "render", failing)
+    monkeypatch.setattr(item_lifecycle, "render", failing)
     result = loop("new", "Retries", "--id", "42", cwd=repo)
     assert result.exit_code == 1
     assert "error: template 'execution-log.md.j2' failed to render: boom" in result.stderr

@@ -13,7 +13,8 @@ from pathlib import Path
 from the_loop.checkpoint.policy import Decision, context_line
 from the_loop.checkpoint.transaction import CommitSpec, Plan, new_id, wip_text
 from the_loop.errors import UsageError
-from the_loop.io import clock
+from the_loop.io import atomic, clock
+from the_loop.io.templating import render, render_string
 from the_loop.spec.project import ItemContext
 
 # A Next: that a fresh session could not act on. Compared lower-cased, stripped.
@@ -72,8 +73,6 @@ class EntryText:
 
 def ensure_log(ctx: ItemContext, title: str, phase: str) -> Path:
     """The item's execution log, created from the template when it is missing."""
-    from the_loop.io import atomic
-    from the_loop.io.templating import render
 
     path = ctx.item.artifacts["execution-log"].path
     if not path.exists():
@@ -101,7 +100,6 @@ def build(
     session: str | None = None,
 ) -> Plan:
     """A complete checkpoint plan for ``ctx``'s item."""
-    from the_loop.io.templating import render, render_string
 
     root = ctx.project.root
     settings = ctx.config.checkpoint

@@ -31,8 +31,9 @@ from the_loop.checkpoint.policy import Decision, Reset
 from the_loop.checkpoint.state_dir import read_json, state_dir, write_json
 from the_loop.errors import DagError, GitError, RefusedError, SpecError, StateError
 from the_loop.git import repo as gitrepo
-from the_loop.io import clock
+from the_loop.io import atomic, clock
 from the_loop.log import execution_log as execlog
+from the_loop.spec.front_matter import parse_front_matter
 from the_loop.tasks import TaskState, read_tasks, set_state
 
 JOURNAL = "checkpoint.json"
@@ -266,7 +267,6 @@ def _step_log(root: Path, journal: Journal) -> None:
 
 
 def _phase_changes_log(plan: Plan) -> bool:
-    from the_loop.spec.front_matter import parse_front_matter
 
     head = Path(plan.log_path).read_bytes()[:65536].decode("utf-8", errors="replace")
     front = parse_front_matter(head, Path(plan.log_path))
@@ -477,8 +477,6 @@ def _rollback(root: Path, journal: Journal) -> None:
     plan = journal.plan
     log = Path(plan.log_path)
     if journal.log_backup and Path(journal.log_backup).is_file():
-        from the_loop.io import atomic
-
         atomic.write_bytes(log, Path(journal.log_backup).read_bytes())
     elif journal.appended is not None:
         planned = _appended_from(journal.appended)

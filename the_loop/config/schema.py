@@ -18,6 +18,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from the_loop.io.atomic import write_text
 from the_loop.io.resources import resource_path
 
 SCHEMA_FILE = "config.schema.json"
@@ -172,7 +173,6 @@ def _cache_add(digest: str) -> None:
         except ValueError:
             known = []
         known = [*known[-(_CACHE_LIMIT - 1) :], digest]
-        from the_loop.io.atomic import write_text
 
         write_text(path, "\n".join(known) + "\n")
     except OSError:

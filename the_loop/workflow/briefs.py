@@ -9,9 +9,12 @@ few thousand characters) whatever the length of the log.
 from __future__ import annotations
 
 from the_loop.checkpoint import transaction as checkpoint
+from the_loop.checkpoint.resets import open_resets
+from the_loop.io.templating import render
 from the_loop.tasks import TaskState
 from the_loop.workflow.item_report import ItemReport, relative
-from the_loop.workflow.next_action import Action
+from the_loop.workflow.next_action import Action, next_action
+from the_loop.workflow.next_task import next_view
 
 _GUIDANCE = {
     "brainstorm": "Explore the idea, the open questions and the options; it is the root "
@@ -50,7 +53,6 @@ def _resume(report: ItemReport) -> str | None:
 
 def brief(report: ItemReport, action: Action) -> str:
     """The brief for ``action`` on ``report``'s item."""
-    from the_loop.io.templating import render
 
     common = {"item": report.id, "title": report.title, "action": action, "resume": _resume(report)}
     if action.kind in ("write", "revise") and action.artifact:
@@ -108,7 +110,6 @@ def _artifact_context(report: ItemReport, action: Action) -> dict[str, object]:
 
 
 def _task_context(report: ItemReport, task_id: str) -> dict[str, object]:
-    from the_loop.workflow.next_task import next_view
 
     assert report.dag is not None
     task = report.dag.task(task_id)
@@ -144,9 +145,6 @@ def _review_reads(report: ItemReport) -> list[tuple[str, str]]:
 
 def resume_brief(report: ItemReport) -> str:
     """Where to pick up after a reset, in about 2,000 tokens at most."""
-    from the_loop.checkpoint.resets import open_resets
-    from the_loop.io.templating import render
-    from the_loop.workflow.next_action import next_action
 
     action = next_action(report)
     tasks = report.tasks.tasks if report.tasks else ()

@@ -16,6 +16,7 @@ from the_loop.checkpoint.policy import Reset
 from the_loop.errors import RefusedError, Where
 from the_loop.spec.project import ItemContext
 from the_loop.tasks import TaskState, set_state
+from the_loop.workflow.briefs import brief
 from the_loop.workflow.item_report import ItemReport, fresh_report
 from the_loop.workflow.next_action import Action, next_action
 from the_loop.workflow.phase_crossing import Crossing, cross
@@ -106,7 +107,6 @@ def _require_locked(report: ItemReport) -> None:
 def _hand_out(
     ctx: ItemContext, report: ItemReport, dry_run: bool, crossing: Crossing | None
 ) -> ExecuteStep:
-    from the_loop.workflow.briefs import brief
 
     action = next_action(report)
     if action.kind != "implement" or action.task is None:
@@ -126,7 +126,6 @@ def _hand_out(
 def _finish(
     ctx: ItemContext, report: ItemReport, dry_run: bool, session: str | None
 ) -> ExecuteStep:
-    from the_loop.workflow.briefs import brief
 
     action = next_action(report)
     if report.phase.recorded in ("needs-review", "complete"):

@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from the_loop.config import schema
-from the_loop.config.loader import CONFIG_DIR, CONFIG_FILE, check_file
+from the_loop.config.loader import CONFIG_DIR, CONFIG_FILE, check_file, load_config
 from the_loop.errors import LoopError
 from the_loop.findings import Level, failing
+from the_loop.git.repo import find_repo_root
 from the_loop.io import atomic
+from the_loop.io.templating import render
 
 SCHEMA_COPY = "config.schema.json"
 GITIGNORE = ".gitignore"
@@ -34,7 +36,6 @@ class Step:
 
 def render_config(*, spec_dir: str, commit: bool) -> str:
     """The text of a fresh ``config.yaml``, with the schema defaults filled in."""
-    from the_loop.io.templating import render
 
     d = schema.defaults()
     return render(
@@ -95,7 +96,6 @@ def _config_file(
                 ),
                 spec_dir or "docs/specs",
             )
-        from the_loop.config.loader import load_config
 
         existing = load_config(root).workflow.spec_dir
         return Step(rel, "skipped", "exists and is valid (not overwritten)"), existing
@@ -141,7 +141,6 @@ def _gitignore(root: Path, folder: Path, dry_run: bool) -> Step:
 
 
 def _git_check(root: Path) -> Step:
-    from the_loop.git.repo import find_repo_root
 
     if find_repo_root(root) is None:
         return Step(

@@ -11,13 +11,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from the_loop.checkpoint import transaction as checkpoint
+from the_loop.checkpoint.resets import rename_item
+from the_loop.dag.analysis import analyze
 from the_loop.errors import RefusedError, UsageError, Where
 from the_loop.findings import Level
 from the_loop.io import atomic, clock
+from the_loop.io.templating import render
+from the_loop.log.execution_log import record_transition
 from the_loop.spec.approval import body_hash, locks, upstream_kinds
 from the_loop.spec.front_matter import parse_front_matter, update_front_matter
-from the_loop.spec.items import ARTIFACT_FILES, list_items, read_text
+from the_loop.spec.items import ARTIFACT_FILES, list_items, load_item, read_text, resolve_item
 from the_loop.spec.project import ItemContext, Project
+from the_loop.tasks import read_tasks
 
 _SLUG_MAX = 48
 _ID = re.compile(r"^[A-Za-z][A-Za-z0-9._-]*$")
@@ -67,7 +72,6 @@ def new_item(
     project: Project, title: str, *, item_id: str | None = None, bug: bool = False
 ) -> Created:
     """Create a work item folder with its first artifact and its execution log."""
-    from the_loop.io.templating import render
 
     title = " ".join(title.split())
     if not title:
@@ -94,8 +98,6 @@ def new_item(
                     phase="requirements-definition",
                 )
                 if kind == "execution-log":
-                    from the_loop.log.execution_log import record_transition
-
                     text = record_transition(
                         text,
                         "requirements-definition",
@@ -116,7 +118,6 @@ def new_item(
 
 def promote(project: Project, draft_ref: str, new_id: str, *, cwd: Path) -> Created:
     """Rename ``draft-<slug>/`` to its ticket id and rewrite ``workItem:`` in every file."""
-    from the_loop.spec.items import resolve_item
 
     new_name = check_item_id(new_id)
     with checkpoint.locked(project.root):
@@ -137,7 +138,6 @@ def promote(project: Project, draft_ref: str, new_id: str, *, cwd: Path) -> Crea
                 atomic.write_text(path, new_text)
                 changed.append(path)
         os.rename(folder, target)  # atomic on one filesystem: the item moves in one step
-        from the_loop.checkpoint.resets import rename_item
 
         rename_item(project.root, folder.name, new_name)
     return Created(new_name, target, tuple(target / p.name for p in changed))
@@ -188,8 +188,6 @@ def approve(ctx: ItemContext, artifact: str, by: str) -> Approved:
     if not by:
         raise UsageError("--by needs a handle or name", hint="e.g. --by @alice")
     with checkpoint.locked(ctx.project.root):
-        from the_loop.spec.items import load_item
-
         item = load_item(ctx.item.path, ctx.item.spec_root)
         current = locks(item)
         lock = current[kind]
@@ -246,8 +244,6 @@ def _flow_list(values: list[str]) -> object:
 
 
 def _refuse_broken_tasks(ctx: ItemContext, path: Path) -> None:
-    from the_loop.dag.analysis import analyze
-    from the_loop.tasks import read_tasks
 
     task_list = read_tasks(path)
     errors = [

@@ -9,20 +9,19 @@ from __future__ import annotations
 
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from the_loop.config.loader import PHASES
+from the_loop.dag.analysis import DagReport, analyze
 from the_loop.errors import LoopError, Where
 from the_loop.findings import Finding, Level, sorted_findings
-from the_loop.log.execution_log import LogEntry, last_entry
+from the_loop.log.execution_log import LogEntry, entered_phases, last_entry
 from the_loop.spec.approval import Lock, lock_findings, locks, written_ahead
-from the_loop.spec.items import Artifact
+from the_loop.spec.items import Artifact, load_item
 from the_loop.spec.phase import PhaseState, phase_findings, phase_state, task_counts
-from the_loop.spec.project import ItemContext
+from the_loop.spec.project import ItemContext, item_context
+from the_loop.spec.requirements import RequirementSet, parse_requirements, read_requirements
+from the_loop.spec.traceability import trace
 from the_loop.tasks import TaskList, TaskState, parse_tasks, read_tasks
-
-if TYPE_CHECKING:
-    from the_loop.dag.analysis import DagReport
-    from the_loop.spec.requirements import RequirementSet
 
 
 class ItemReport:
@@ -54,7 +53,6 @@ class ItemReport:
     def dag(self) -> DagReport | None:
         if self.tasks is None:
             return None
-        from the_loop.dag.analysis import analyze
 
         return analyze(self.tasks)
 
@@ -71,7 +69,6 @@ class ItemReport:
         art = self.item.requirements
         if not art.exists:
             return None
-        from the_loop.spec.requirements import parse_requirements, read_requirements
 
         if art.text is not None:
             return parse_requirements(art.text, art.path)
@@ -134,8 +131,6 @@ class ItemReport:
         if reqs is not None:
             found.extend(reqs.findings)
             if self.tasks is not None:
-                from the_loop.spec.traceability import trace
-
                 found.extend(trace(reqs, self.tasks))
         return found
 
@@ -160,8 +155,6 @@ class ItemReport:
 
     def _transitions_ahead(self, log: Artifact) -> list[Finding]:
         """The log's own transitions table recording a phase later than its ``phase:``."""
-        from the_loop.config.loader import PHASES
-        from the_loop.log.execution_log import entered_phases
 
         recorded = self.phase.recorded
         if recorded not in PHASES or log.text is None:
@@ -195,8 +188,6 @@ class ItemReport:
 
 def fresh_report(ctx: ItemContext) -> ItemReport:
     """A new report on the item as it is on disk now (files change under a lock)."""
-    from the_loop.spec.items import load_item
-    from the_loop.spec.project import item_context
 
     return ItemReport(item_context(ctx.project, load_item(ctx.item.path, ctx.item.spec_root)))
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from the_loop.findings import Level
 from the_loop.tasks import Task, test_command
 from the_loop.workflow.item_report import ItemReport, relative
+from the_loop.workflow.next_action import next_action
 
 _BLOCKED_SHOWN = 20
 
@@ -115,7 +116,6 @@ def next_view(report: ItemReport, *, all_ready: bool = False) -> NextView:
 
 
 def _first_steps(report: ItemReport) -> str:
-    from the_loop.workflow.next_action import next_action
 
     return next_action(report).text
 

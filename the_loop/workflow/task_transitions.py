@@ -10,6 +10,7 @@ from the_loop.checkpoint import plans
 from the_loop.checkpoint import transaction as checkpoint
 from the_loop.checkpoint.policy import Boundary, PressureReading, boundary_reset, pressure_verdict
 from the_loop.checkpoint.transaction import Outcome
+from the_loop.dag.analysis import id_sort_key
 from the_loop.errors import RefusedError, Where
 from the_loop.spec.project import ItemContext
 from the_loop.tasks import Task, TaskState, set_state, test_command
@@ -19,7 +20,6 @@ _OUTPUT_TAIL = 2000  # characters of a failing test's output kept for the messag
 
 
 def _task(report: ItemReport, task_id: str) -> Task:
-    from the_loop.dag.analysis import id_sort_key
 
     if report.dag is None:
         raise RefusedError(f"{report.id} has no tasks.md", hint=f"`loop work-on {report.id}`")

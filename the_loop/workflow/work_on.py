@@ -14,10 +14,14 @@ from pathlib import Path
 from the_loop.checkpoint.policy import Reset
 from the_loop.errors import LoopError, RefusedError
 from the_loop.io import atomic
+from the_loop.io.templating import render
+from the_loop.spec.approval import upstream_kinds
 from the_loop.spec.project import ItemContext
+from the_loop.workflow.briefs import brief
 from the_loop.workflow.item_report import ItemReport, fresh_report
 from the_loop.workflow.next_action import Action, next_action
 from the_loop.workflow.phase_crossing import Crossing, cross, sync_mirror
+from the_loop.workflow.status import item_status
 
 _ARTIFACT_TEMPLATES = {
     "brainstorm": "brainstorm.md.j2",
@@ -46,7 +50,6 @@ class WorkOnResult:
         return crossing is not None and crossing.decision.reset is not Reset.NONE
 
     def to_json(self) -> dict[str, object]:
-        from the_loop.workflow.status import item_status
 
         status = item_status(self.report).to_json()
         return {
@@ -122,7 +125,6 @@ def _unrecorded(report: ItemReport) -> bool:
 
 
 def _brief(report: ItemReport, action: Action) -> str:
-    from the_loop.workflow.briefs import brief
 
     return brief(report, action)
 
@@ -145,7 +147,6 @@ def _unrender(rendered: tuple[str, Path] | None, report: ItemReport, dry_run: bo
 
 
 def _skeleton(report: ItemReport, kind: str) -> str:
-    from the_loop.io.templating import render
 
     item = report.item
     return render(
@@ -158,7 +159,6 @@ def _skeleton(report: ItemReport, kind: str) -> str:
 
 def _render_artifact(report: ItemReport, kind: str, dry_run: bool) -> Path:
     """Write the artifact's skeleton from its template; only below locked upstreams."""
-    from the_loop.spec.approval import upstream_kinds
 
     item = report.item
     for up in upstream_kinds(item, kind):
