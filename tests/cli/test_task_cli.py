@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from helpers.project import (
     ITEM,
+    ITEM_DIR,
     LOG,
     NEXT,
     NOW,
@@ -329,7 +330,7 @@ def test_json_output_of_task_done(project: Path) -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)  # nothing but the JSON on stdout
     assert set(data) == {"reset", "reason", "checkpoint", "item", "task", "phase", "warnings"}
-    assert set(data["checkpoint"]) == {"id", "commit", "commitStatus", "entry"}
+    assert set(data["checkpoint"]) == {"id", "commit", "commitStatus", "entry", "committedFiles"}
     assert data["reset"] == "compact"
     assert data["reason"] == "task 1 done (contextManagement.taskBoundary: compact)"
     assert (data["item"], data["task"], data["phase"], data["warnings"]) == (
@@ -340,6 +341,7 @@ def test_json_output_of_task_done(project: Path) -> None:
     )
     ck = data["checkpoint"]
     assert ck["commitStatus"] == "committed"
+    assert ck["committedFiles"] == [f"{ITEM_DIR}/execution-log.md", f"{ITEM_DIR}/tasks.md"]
     assert ck["commit"] == git(project, "rev-parse", "HEAD").strip()
     assert f"Loop-Checkpoint: {ck['id']}" in commits(project)[0].splitlines()
     # the entry digest is the sha256 of the entry exactly as it sits at the end of the log
@@ -411,7 +413,8 @@ def test_task_boundary_directive(
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0].startswith("checkpoint ")
-    assert lines[1:] == directive
+    assert lines[1] == f"  files: {ITEM_DIR}/execution-log.md, {ITEM_DIR}/tasks.md"
+    assert lines[2:] == directive
     (entry,) = entries_for(root, "task 1 done")
     assert entry.context == (
         f"{context} — task 1 done (contextManagement.taskBoundary: {boundary})"
@@ -519,7 +522,8 @@ def test_mid_task_checkpoint(
     lines = result.stdout.splitlines()
     assert lines[:2] == [pressure, gap]
     assert lines[2].startswith("checkpoint ")
-    assert lines[3] == f"reset: {reset} — mid-task in task 1; {why}"
+    assert lines[3] == f"  files: {ITEM_DIR}/execution-log.md, {ITEM_DIR}/tasks.md"
+    assert lines[4] == f"reset: {reset} — mid-task in task 1; {why}"
     assert lines[-1] == "  then: carry on with the task"
     # the task is not ticked; the entry and the commit are made all the same
     assert (in_task / TASKS).read_bytes() == tasks_before

@@ -7,7 +7,7 @@ and hands the plan to ``the_loop.checkpoint.transaction.run``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from the_loop.checkpoint.policy import Decision, context_line
@@ -140,6 +140,11 @@ def build(
             checkpoint=checkpoint_id,
         )
         commit = _commit_spec(ctx, settings.stage, message)
+        commit = replace(
+            commit,
+            timeout=float(settings.hook_timeout_seconds),
+            max_file_bytes=settings.max_file_bytes,
+        )
     tasks = ctx.item.artifacts["tasks"].path
     return Plan(
         id=checkpoint_id,

@@ -31,6 +31,8 @@ from the_loop.checkpoint.policy import Decision, Reset
 from the_loop.checkpoint.state_dir import read_json, state_dir, write_json
 from the_loop.errors import DagError, GitError, RefusedError, SpecError, StateError
 from the_loop.git import repo as gitrepo
+from the_loop.git.commit import DEFAULT_MAX_FILE_BYTES, commit_checkpoint
+from the_loop.git.runner import DEFAULT_TIMEOUT
 from the_loop.io import atomic, clock
 from the_loop.log import execution_log as execlog
 from the_loop.spec.front_matter import parse_front_matter
@@ -47,6 +49,8 @@ class CommitSpec:
     message: str
     stage: str  # all | tracked | paths
     paths: tuple[str, ...] = ()
+    timeout: float = DEFAULT_TIMEOUT  # seconds for git commit and the user's hooks
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,7 @@ class Journal:
     log_backup: str | None = None
     head_before: str | None = None
     commit_sha: str | None = None
+    committed_files: list[str] = field(default_factory=list)
     rolling_back: bool = False
 
 
@@ -102,6 +107,7 @@ class Outcome:
     warnings: tuple[str, ...] = ()
     record: resets.ResetRecord | None = None
     ticked: bool = False
+    files: tuple[str, ...] = ()  # what the commit holds, repository-relative
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -112,6 +118,7 @@ class Outcome:
                 "commit": self.commit,
                 "commitStatus": self.commit_status,
                 "entry": self.entry_digest,
+                "committedFiles": list(self.files),
             },
             "item": self.item,
             "task": self.task,
@@ -188,15 +195,16 @@ def run(root: Path, plan: PlanSource) -> Outcome | None:
 
 
 def _git_precheck(root: Path) -> None:
-    status = gitrepo.repo_status(root)
-    if status.operation and status.operation != "bisect":  # a bisect only gets a warning
+    operation = gitrepo.operation(root)  # marker files: no git process
+    if operation and operation != "bisect":  # a bisect only gets a warning
         raise GitError(
-            f"a git {status.operation} is in progress; a checkpoint commit now would mix "
+            f"a git {operation} is in progress; a checkpoint commit now would mix "
             "unrelated changes into it",
-            hint=f"finish or abort the {status.operation} (git {status.operation} --continue / "
+            hint=f"finish or abort the {operation} (git {operation} --continue / "
             "--abort), then run the command again",
         )
-    gitrepo.identity(root)
+    # identity is checked by the commit step itself, before it stages anything;
+    # a refusal there rolls the tick and the entry back like any failed commit
 
 
 def _forward(root: Path, journal: Journal) -> Outcome:
@@ -234,6 +242,7 @@ def _forward(root: Path, journal: Journal) -> Outcome:
         warnings=tuple(warnings),
         record=record,
         ticked=plan.tick_to is not None,
+        files=tuple(journal.committed_files),
     )
 
 
@@ -290,19 +299,24 @@ def _step_commit(root: Path, journal: Journal) -> tuple[str, list[str]]:
     plan = journal.plan
     if plan.commit is None:
         return "skipped", []
-    existing = gitrepo.find_checkpoint_commit(root, "Loop-Checkpoint", plan.id)
-    if existing is None and journal.head_before != gitrepo.head_sha(root):
-        existing = _same_message_head(root, plan.commit.message)
-    if existing is not None:
-        journal.commit_sha = existing
-        return "committed", []
-    outcome = gitrepo.commit_checkpoint(
+    if journal.head_before != gitrepo.head_sha(root):
+        # HEAD moved since the plan was saved: this is a recovery, and the
+        # interrupted run may have committed already (the fresh path never looks)
+        existing = gitrepo.find_checkpoint_commit(root, "Loop-Checkpoint", plan.id)
+        existing = existing or _same_message_head(root, plan.commit.message)
+        if existing is not None:
+            journal.commit_sha = existing
+            return "committed", []
+    outcome = commit_checkpoint(
         root,
         message=plan.commit.message,
         stage=plan.commit.stage,
         paths=[Path(p) for p in plan.commit.paths],
+        timeout=plan.commit.timeout,
+        max_file_bytes=plan.commit.max_file_bytes,
     )
     journal.commit_sha = outcome.sha
+    journal.committed_files = list(outcome.files)
     _fault("commit")
     return outcome.status, list(outcome.warnings)
 
@@ -364,7 +378,13 @@ def _load(root: Path) -> Journal | None:
         plan_data = dict(data["plan"])
         commit = plan_data.get("commit")
         plan_data["commit"] = (
-            CommitSpec(commit["message"], commit["stage"], tuple(commit["paths"]))
+            CommitSpec(
+                commit["message"],
+                commit["stage"],
+                tuple(commit["paths"]),
+                float(commit.get("timeout", DEFAULT_TIMEOUT)),
+                int(commit.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES)),
+            )
             if commit
             else None
         )

@@ -22,6 +22,8 @@ SESSION = click.option(
     "`loop reset confirm` tell a compaction (same session) from a clear (new one).",
 )
 
+_FILES_SHOWN = 10  # the rest are counted; --json lists them all
+
 _HOW = {
     Reset.CLEAR: "clear the context now: end this session and start a fresh one "
     "(Claude Code: /clear; Codex: /new)",
@@ -46,6 +48,10 @@ def checkpoint_lines(outcome: Outcome) -> list[str]:
     else:
         parts.append(outcome.commit_status)
     lines = [good("checkpoint ") + outcome.id + dim(": " + ", ".join(parts))]
+    if outcome.files:
+        shown = ", ".join(outcome.files[:_FILES_SHOWN])
+        more = len(outcome.files) - _FILES_SHOWN
+        lines.append(dim("  files: ") + shown + (f" and {more} more" if more > 0 else ""))
     lines += [warn("warning: ") + w for w in outcome.warnings]
     return lines
 

@@ -81,6 +81,8 @@ class CheckpointSettings:
     trailers: bool
     verify_tests: bool
     test_timeout_seconds: int
+    hook_timeout_seconds: int
+    max_file_bytes: int
 
 
 @dataclass(frozen=True)
@@ -524,6 +526,8 @@ def _build(
             trailers=cp["trailers"],
             verify_tests=cp["verifyTests"],
             test_timeout_seconds=int(cp["testTimeoutSeconds"]),
+            hook_timeout_seconds=int(cp["hookTimeoutSeconds"]),
+            max_file_bytes=int(cp["maxFileBytes"]),
         ),
         agent=AgentSettings(
             kind=ag["kind"], command=tuple(ag["command"]), timeout_seconds=int(ag["timeoutSeconds"])
