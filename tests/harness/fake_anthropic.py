@@ -1,7 +1,7 @@
 """A fake Anthropic Messages API for driving the real Claude Code CLI in tests.
 
 It answers ``POST /v1/messages`` (streamed or not) with the reply the rules choose (see
-``fake_server``), answers ``count_tokens`` and health checks, and records every request.
+``replies``), answers ``count_tokens`` and health checks, and records every request.
 
 In a test::
 
@@ -33,21 +33,23 @@ if __package__ in (None, ""):  # run as a script: make the ``harness`` package i
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.fake_server import (
-    AnthropicUsage,
     FakeModelServer,
+    Settings,
+    SseWriter,
+    chunks,
+    fake_id,
+    serve_until_interrupted,
+)
+from harness.replies import (
+    AnthropicUsage,
     HttpError,
     ModelRequest,
     PromptTooLong,
     Reply,
-    Settings,
-    SseWriter,
     Summary,
     Text,
     ToolCall,
-    chunks,
-    fake_id,
     run_command,
-    serve_until_interrupted,
 )
 
 COMPACTION_MARKER = "create a detailed summary of the conversation so far"

@@ -1,7 +1,7 @@
 """A fake OpenAI Responses API for driving the real Codex CLI in tests.
 
 It answers ``POST /v1/responses`` (streamed or not) with the reply the rules choose (see
-``fake_server``) and records every request. Codex reaches it through a custom model provider
+``replies``) and records every request. Codex reaches it through a custom model provider
 in ``$CODEX_HOME/config.toml`` whose ``base_url`` is :attr:`FakeOpenAI.base_url`.
 
 In a test::
@@ -35,20 +35,22 @@ if __package__ in (None, ""):  # run as a script: make the ``harness`` package i
 
 from harness.fake_server import (
     FakeModelServer,
+    Settings,
+    SseWriter,
+    chunks,
+    fake_id,
+    serve_until_interrupted,
+)
+from harness.replies import (
     HttpError,
     ModelRequest,
     OpenAIUsage,
     PromptTooLong,
     Reply,
-    Settings,
-    SseWriter,
     Summary,
     Text,
     ToolCall,
-    chunks,
-    fake_id,
     run_command,
-    serve_until_interrupted,
 )
 
 COMPACTION_MARKER = "CONTEXT CHECKPOINT COMPACTION"

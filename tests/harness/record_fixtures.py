@@ -41,7 +41,7 @@ from harness.agents import (
 )
 from harness.fake_anthropic import FakeAnthropic
 from harness.fake_openai import FakeOpenAI
-from harness.fake_server import (
+from harness.replies import (
     AnthropicUsage,
     OpenAIUsage,
     PromptTooLong,

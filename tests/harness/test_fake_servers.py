@@ -22,7 +22,7 @@ from harness.fake_anthropic import COMPACTION_MARKER as CLAUDE_COMPACTION
 from harness.fake_anthropic import FakeAnthropic
 from harness.fake_openai import COMPACTION_MARKER as CODEX_COMPACTION
 from harness.fake_openai import FakeOpenAI
-from harness.fake_server import (
+from harness.replies import (
     AnthropicUsage,
     HttpError,
     OpenAIUsage,
