@@ -37,9 +37,10 @@ def context(
     harness: str | None,
     json_output: bool,
 ) -> None:
-    """Tokens in use and window size, from the session's own transcript; writes nothing.
+    """How full a session's context window is, from its transcript.
 
-    Reads only the transcript's tail. When the count is known, also prints the
+    Tokens in use and the window size, read from the tail of the harness's own
+    transcript (Claude Code) or rollout (Codex); writes nothing. When the count is known, also prints the
     pressure verdict of the project's thresholds. An unknown count (no reply
     yet, or just compacted) is said so, never shown as zero.
     """

@@ -9,7 +9,7 @@ reading into a pressure verdict is the policy's job, not this package's.
 from the_loop.telemetry.claude_transcript import read_claude_transcript, result_context_windows
 from the_loop.telemetry.codex_rollout import read_codex_rollout
 from the_loop.telemetry.context import read_context, read_located
-from the_loop.telemetry.locate import Located, TranscriptNotFoundError, locate
+from the_loop.telemetry.locate import Located, TranscriptNotFoundError, locate_transcript
 from the_loop.telemetry.reading import (
     ContextReading,
     Harness,
@@ -27,7 +27,7 @@ __all__ = [
     "Source",
     "TranscriptNotFoundError",
     "WindowSource",
-    "locate",
+    "locate_transcript",
     "read_claude_transcript",
     "read_codex_rollout",
     "read_context",

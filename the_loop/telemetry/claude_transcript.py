@@ -65,7 +65,7 @@ def read_claude_transcript(
     reader = TailReader(path, budget=budget)
     found, skipped = _newest_record(reader)
     if found is None:
-        window, source, notes = choose_window(
+        window, source, _ = choose_window(  # no count: a window gap is no news
             [
                 (WindowSource.RESULT, _result_window(result_windows, None)),
                 (WindowSource.CONFIG, configured_window),
@@ -82,14 +82,13 @@ def read_claude_transcript(
             model=None,
             source=Source(path),
             reason=_why_nothing(reader),
-            notes=notes,
             bytes_read=reader.bytes_read,
             skipped_lines=skipped,
         )
     where = Source(path, found.line.offset, reader.line_number(found.line.offset))
     session = text(found.obj.get("sessionId")) or path.stem or None
     if found.usage is None:
-        window, source, notes = choose_window(
+        window, source, _ = choose_window(  # no count: a window gap is no news
             [
                 (WindowSource.RESULT, _result_window(result_windows, None)),
                 (WindowSource.CONFIG, configured_window),
@@ -107,7 +106,6 @@ def read_claude_transcript(
             source=where,
             pre_tokens=count(field(found.obj, "compactMetadata", "preTokens")),
             reason="compacted since the last usage record; the next reply gives a fresh count",
-            notes=notes,
             bytes_read=reader.bytes_read,
             skipped_lines=skipped,
         )

@@ -120,7 +120,6 @@ def read_codex_rollout(
             if compacted
             else _why_nothing(reader)
         ),
-        notes=notes,
         bytes_read=reader.bytes_read,
         skipped_lines=scan.skipped,
     )
@@ -129,7 +128,7 @@ def read_codex_rollout(
 def _walk(reader: TailReader) -> _Scan:
     scan = _Scan()
     for line in reader.lines():
-        if scan.found_at and (scan.model or reader.bytes_read - scan.found_at > MODEL_LOOKBACK):
+        if scan.found_at and scan.model:
             break
         if not any(key in line.data for key in _CANDIDATES):
             continue
@@ -137,7 +136,10 @@ def _walk(reader: TailReader) -> _Scan:
         if obj is None:
             scan.skipped += 1
             continue
+        had_count = bool(scan.found_at)
         _take(scan, obj, line, reader.bytes_read)
+        if scan.found_at and not had_count:
+            reader.stop_after(MODEL_LOOKBACK)  # the model id is worth only a short look
     return scan
 
 

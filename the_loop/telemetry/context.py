@@ -8,7 +8,7 @@ from pathlib import Path
 
 from the_loop.telemetry.claude_transcript import read_claude_transcript
 from the_loop.telemetry.codex_rollout import read_codex_rollout
-from the_loop.telemetry.locate import Located, TranscriptNotFoundError, locate
+from the_loop.telemetry.locate import Located, TranscriptNotFoundError, locate_transcript
 from the_loop.telemetry.reading import ContextReading, Harness
 from the_loop.telemetry.tail import DEFAULT_BUDGET
 
@@ -31,7 +31,7 @@ def read_context(
     window choice. Raises ``UsageError`` for bad arguments and
     ``TranscriptNotFoundError`` when the transcript cannot be found or opened.
     """
-    located = locate(
+    located = locate_transcript(
         transcript=transcript, session_id=session_id, harness=harness, cwd=cwd, env=env
     )
     return read_located(

@@ -109,7 +109,7 @@ def find_codex_rollout(session_id: str, *, env: Mapping[str, str]) -> Path | Non
     return None
 
 
-def locate(
+def locate_transcript(
     *,
     transcript: Path | None,
     session_id: str | None,

@@ -94,6 +94,14 @@ class TailReader:
         if fragments:
             yield from _emit(b"".join(reversed(fragments)), 0, newest_complete is not False)
 
+    def stop_after(self, more: int) -> None:
+        """Read at most ``more`` further bytes (never raises the budget).
+
+        Works mid-walk: a caller that has its answer but would like one more
+        detail if it is near can cap the search without stopping it now.
+        """
+        self.budget = min(self.budget, self.bytes_read + max(0, more))
+
     def line_number(self, offset: int) -> int | None:
         """The 1-based line number at ``offset``, or None when that needs a long read.
 
