@@ -105,6 +105,14 @@ def test_a_reply_after_the_compaction_is_fresh_again(tmp_path: Path) -> None:
     assert reading.tokens_in_use == 2003
 
 
+def test_the_harnesss_estimate_after_compacting_is_kept_apart(tmp_path: Path) -> None:
+    path = transcript(tmp_path, claude_assistant(), compact_boundary(6028, post_tokens=2589))
+    reading = read_claude_transcript(path)
+    assert reading.tokens_in_use is None
+    assert (reading.pre_tokens, reading.post_tokens) == (6028, 2589)
+    assert reading.to_json()["postTokens"] == 2589
+
+
 def test_a_boundary_without_pre_tokens_says_so(tmp_path: Path) -> None:
     path = transcript(tmp_path, claude_assistant(), compact_boundary(pre_tokens=None))
     reading = read_claude_transcript(path)

@@ -8,6 +8,7 @@ from transcript_lines import (
     THREAD,
     codex_compacted,
     codex_meta,
+    codex_post_compaction_estimate,
     codex_task_started,
     codex_token_count,
     codex_turn_context,
@@ -67,6 +68,22 @@ def test_a_compaction_after_the_count_makes_it_stale(tmp_path: Path) -> None:
     assert reading.tokens_in_use is None
     assert reading.pre_tokens == 240_000
     assert reading.source.line == 3
+
+
+def test_codexs_own_estimate_after_compacting_is_no_measurement(tmp_path: Path) -> None:
+    path = rollout(
+        tmp_path,
+        codex_token_count(total=9300),
+        codex_compacted(),
+        codex_turn_context(),
+        codex_post_compaction_estimate(6884),
+    )
+    reading = read_codex_rollout(path)
+    assert reading.state is ReadingState.JUST_COMPACTED
+    assert reading.tokens_in_use is None
+    assert (reading.pre_tokens, reading.post_tokens) == (9300, 6884)
+    assert reading.source.line == 4
+    assert reading.model == "gpt-5.5"
 
 
 def test_a_count_after_the_compaction_is_fresh(tmp_path: Path) -> None:

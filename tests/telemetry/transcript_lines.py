@@ -70,10 +70,14 @@ def claude_assistant(
     )
 
 
-def compact_boundary(pre_tokens: int | None = 155025, trigger: str = "manual") -> str:
+def compact_boundary(
+    pre_tokens: int | None = 155025, trigger: str = "manual", post_tokens: int | None = None
+) -> str:
     meta: dict[str, Any] = {"trigger": trigger}
     if pre_tokens is not None:
         meta["preTokens"] = pre_tokens
+    if post_tokens is not None:
+        meta["postTokens"] = post_tokens
     return dumps(
         {
             "type": "system",
@@ -154,6 +158,24 @@ def codex_token_count(
         else None
     )
     return dumps({"type": "event_msg", "payload": payload})
+
+
+def codex_post_compaction_estimate(total: int = 6884) -> str:
+    """The token_count Codex 0.169.0 writes right after compacting: no request, a total."""
+    zero = {
+        "input_tokens": 0,
+        "cached_input_tokens": 0,
+        "cache_write_input_tokens": 0,
+        "output_tokens": 0,
+        "reasoning_output_tokens": 0,
+    }
+    info = {
+        "total_token_usage": {**zero, "input_tokens": 18100, "total_tokens": 18320},
+        "last_token_usage": {**zero, "total_tokens": total},
+        "last_usage_includes_reasoning": True,
+        "model_context_window": 258400,
+    }
+    return dumps({"type": "event_msg", "payload": {"type": "token_count", "info": info}})
 
 
 def codex_compacted() -> str:

@@ -40,9 +40,9 @@ def context(
     """How full a session's context window is, from its transcript.
 
     Tokens in use and the window size, read from the tail of the harness's own
-    transcript (Claude Code) or rollout (Codex); writes nothing. When the count is known, also prints the
-    pressure verdict of the project's thresholds. An unknown count (no reply
-    yet, or just compacted) is said so, never shown as zero.
+    transcript (Claude Code) or rollout (Codex); writes nothing. When the count
+    is known, also prints the pressure verdict of the project's thresholds. An
+    unknown count (no reply yet, or just compacted) is said so, never as zero.
     """
     from the_loop.telemetry import Harness, ReadingState, read_context
 
@@ -83,8 +83,13 @@ def _reading_line(reading: ContextReading) -> str:
     where = dim(f"  [{reading.source}]")
     if reading.tokens_in_use is None:
         text = f"{who}: tokens in use unknown — {reading.reason}"
+        sizes = []
         if reading.pre_tokens is not None:
-            text += f" ({reading.pre_tokens:,} tokens before compaction)"
+            sizes.append(f"{reading.pre_tokens:,} tokens before compaction")
+        if reading.post_tokens is not None:
+            sizes.append(f"about {reading.post_tokens:,} after, by the harness's estimate")
+        if sizes:
+            text += f" ({'; '.join(sizes)})"
         return text + where
     text = f"{who}: {heading(f'{reading.tokens_in_use:,}')} tokens in use"
     percent = reading.percent

@@ -3,7 +3,8 @@
 Walking back from the end of ``<session-id>.jsonl``:
 
 * a ``system``/``compact_boundary`` line met before any usable usage means the
-  count is stale: the reading is *just compacted*, with ``preTokens``;
+  count is stale: the reading is *just compacted*, with ``compactMetadata``'s
+  ``preTokens`` and (Claude Code 2.1.328 writes it) its estimate ``postTokens``;
 * otherwise the newest ``assistant`` line that is not a sidechain, not
   ``<synthetic>`` and carries ``message.usage`` gives the count. One API reply
   is written as one line per content block, all with the same ``message.id``
@@ -105,6 +106,7 @@ def read_claude_transcript(
             model=None,
             source=where,
             pre_tokens=count(field(found.obj, "compactMetadata", "preTokens")),
+            post_tokens=count(field(found.obj, "compactMetadata", "postTokens")),
             reason="compacted since the last usage record; the next reply gives a fresh count",
             bytes_read=reader.bytes_read,
             skipped_lines=skipped,

@@ -11,7 +11,12 @@ Walking back from the end of ``rollout-<ts>-<thread-id>.jsonl``, the newest
 ``info`` is null on rate-limit-only pings; those are passed over. A
 ``compacted`` line newer than every usable ``token_count`` makes the reading
 *just compacted*; the count before it, when within reach, is ``pre_tokens``.
-The model comes from the newest ``turn_context`` near the count.
+
+Right after compacting, Codex 0.169.0 writes a ``token_count`` whose
+``last_token_usage`` has zero input and zero output but a ``total_tokens``
+(its estimate of the compacted history; seen in a real rollout). No request
+was made, so that is no measurement: it is treated like the ``compacted`` line
+and kept as ``post_tokens``. The model comes from the newest ``turn_context``.
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ class _Scan:
     rollout_window: int | None = None
     compacted_line: TailLine | None = None
     pre_tokens: int | None = None
+    post_tokens: int | None = None
     model: str | None = None
     task_window: int | None = None  # task_started's model_context_window, a fallback
     found_at: int = 0  # bytes_read when the deciding line was found
@@ -115,6 +121,7 @@ def read_codex_rollout(
         model=scan.model,
         source=where,
         pre_tokens=scan.pre_tokens,
+        post_tokens=scan.post_tokens,
         reason=(
             "compacted since the last token count; the next turn gives a fresh count"
             if compacted
@@ -165,6 +172,11 @@ def _take(scan: _Scan, obj: Mapping[str, Any], line: TailLine, bytes_read: int) 
     usage = field(payload, "info", "last_token_usage")
     if not isinstance(usage, Mapping) or _in_use(usage) is None:
         return  # a rate-limit-only ping (info null) or a count we cannot read
+    if _is_post_compaction_estimate(usage):
+        if scan.compacted_line is None:
+            scan.compacted_line = line
+            scan.post_tokens = _in_use(usage)
+        return
     if scan.compacted_line is not None:
         scan.pre_tokens = _in_use(usage)
     else:
@@ -172,6 +184,15 @@ def _take(scan: _Scan, obj: Mapping[str, Any], line: TailLine, bytes_read: int) 
         scan.usage = usage
         scan.rollout_window = count(field(payload, "info", "model_context_window"))
     scan.found_at = bytes_read
+
+
+def _is_post_compaction_estimate(usage: Mapping[str, Any]) -> bool:
+    """A count no request produced: nothing in, nothing out, yet a total."""
+    return (
+        count(usage.get("input_tokens")) == 0
+        and count(usage.get("output_tokens")) == 0
+        and bool(count(usage.get("total_tokens")))
+    )
 
 
 def _in_use(usage: Mapping[str, Any]) -> int | None:

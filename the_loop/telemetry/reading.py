@@ -3,7 +3,9 @@
 A reading is either *known* (a token count from the harness's own usage
 record), *unknown* (no usable record), or *just compacted* (the newest record
 predates a compaction, so its count is stale; the size before compaction is
-kept as ``pre_tokens``). Unknown is explicit: ``tokens_in_use`` is None, never 0.
+kept as ``pre_tokens``, and the harness's own estimate of the size after it,
+when it writes one, as ``post_tokens``). Unknown is explicit: ``tokens_in_use``
+is None, never 0.
 """
 
 from __future__ import annotations
@@ -72,6 +74,8 @@ class ContextReading:
     model: str | None
     source: Source
     pre_tokens: int | None = None  # just compacted: the size before compaction
+    # just compacted: the harness's own estimate of the size after it (not a measured count)
+    post_tokens: int | None = None
     reason: str | None = None  # why the count is unknown or stale
     notes: tuple[str, ...] = ()  # gaps and caveats worth showing
     bytes_read: int = 0
@@ -119,6 +123,7 @@ class ContextReading:
             "windowSource": self.window_source.value if self.window_source else None,
             "percent": round(percent, 2) if percent is not None else None,
             "preTokens": self.pre_tokens,
+            "postTokens": self.post_tokens,
             "model": self.model,
             "reason": self.reason,
             "notes": list(self.notes),
