@@ -16,7 +16,9 @@ Right after compacting, Codex 0.169.0 writes a ``token_count`` whose
 ``last_token_usage`` has zero input and zero output but a ``total_tokens``
 (its estimate of the compacted history; seen in a real rollout). No request
 was made, so that is no measurement: it is treated like the ``compacted`` line
-and kept as ``post_tokens``. The model comes from the newest ``turn_context``.
+and kept as ``post_tokens``. The model comes from the newest ``turn_context``;
+the thread id from the file name, else a ``token_usage_record`` or the
+``session_meta`` line.
 """
 
 from __future__ import annotations
@@ -38,7 +40,14 @@ from the_loop.telemetry.reading import (
 from the_loop.telemetry.tail import DEFAULT_BUDGET, TailLine, TailReader, size_words
 from the_loop.telemetry.window_choice import choose_window
 
-_CANDIDATES = (b"token_count", b'"compacted"', b"turn_context", b"task_started")
+_CANDIDATES = (
+    b"token_count",
+    b'"compacted"',
+    b"turn_context",
+    b"task_started",
+    b"token_usage_record",
+    b"session_meta",
+)
 # After the count is found, read at most this much further back for the model id.
 MODEL_LOOKBACK = 1024 * 1024
 _THREAD_ID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$", re.I)
@@ -62,6 +71,7 @@ class _Scan:
     pre_tokens: int | None = None
     post_tokens: int | None = None
     model: str | None = None
+    thread: str | None = None  # from token_usage_record or session_meta, if the name lacks it
     task_window: int | None = None  # task_started's model_context_window, a fallback
     found_at: int = 0  # bytes_read when the deciding line was found
     skipped: int = 0
@@ -76,8 +86,9 @@ def read_codex_rollout(
     and counted.
     """
     reader = TailReader(path, budget=budget)
-    scan = _walk(reader)
     session = _thread_id(path)
+    scan = _walk(reader, need_thread=session is None)
+    session = session or scan.thread
     known = scan.usage is not None and scan.compacted_line is None
     window, source, notes = choose_window(
         [
@@ -132,10 +143,10 @@ def read_codex_rollout(
     )
 
 
-def _walk(reader: TailReader) -> _Scan:
+def _walk(reader: TailReader, *, need_thread: bool) -> _Scan:
     scan = _Scan()
     for line in reader.lines():
-        if scan.found_at and scan.model:
+        if scan.found_at and scan.model and (scan.thread or not need_thread):
             break
         if not any(key in line.data for key in _CANDIDATES):
             continue
@@ -156,14 +167,19 @@ def _take(scan: _Scan, obj: Mapping[str, Any], line: TailLine, bytes_read: int) 
     payload = obj.get("payload")
     if not isinstance(payload, Mapping):
         return
-    if kind == "turn_context" and scan.model is None:
+    if kind == "event_msg":
+        _take_event(scan, payload, line, bytes_read)
+    elif kind == "turn_context" and scan.model is None:
         scan.model = text(payload.get("model"))
-        return
-    if kind == "compacted" and scan.compacted_line is None and not scan.found_at:
+    elif kind == "token_usage_record" and scan.thread is None:
+        scan.thread = text(payload.get("thread_id"))
+    elif kind == "session_meta" and scan.thread is None:
+        scan.thread = text(payload.get("id"))
+    elif kind == "compacted" and scan.compacted_line is None and not scan.found_at:
         scan.compacted_line = line
-        return
-    if kind != "event_msg":
-        return
+
+
+def _take_event(scan: _Scan, payload: Mapping[str, Any], line: TailLine, bytes_read: int) -> None:
     if payload.get("type") == "task_started" and scan.task_window is None:
         scan.task_window = count(payload.get("model_context_window"))
         return
