@@ -12,7 +12,7 @@ from the_loop.cli import Env
 from the_loop.cli.output import dim, emit_json, heading, json_option, wants_json, warn
 
 if TYPE_CHECKING:
-    from the_loop.policy import PressureReading
+    from the_loop.checkpoint.policy import PressureReading
     from the_loop.telemetry.reading import ContextReading
 
 
@@ -66,7 +66,7 @@ def context(
 
 def _verdict(env: Env, reading: ContextReading) -> PressureReading:
     """The policy's verdict for a known reading (the policy does the arithmetic)."""
-    from the_loop.policy import pressure_verdict
+    from the_loop.checkpoint.policy import pressure_verdict
     from the_loop.project import open_project
 
     pressure = open_project(env.root).config.context.pressure
