@@ -36,21 +36,23 @@ def parse(text: str) -> tuple[dict[str, tuple[str, str, list[str]]], list[str]]:
     current: list[str] | None = None
     fenced = False
     for line in text.splitlines():
-        if FENCE.match(line):
+        # Cheap tests before any regex: most lines are neither fences nor task lines.
+        if ("``" in line or "~~" in line) and FENCE.match(line):
             fenced = not fenced
             continue
         if fenced:
             continue
-        task = TASK.match(line)
-        if task:
-            mark, tid, title = task.groups()
-            current = []
-            if tid in tasks:
-                duplicates.append(tid)
-            else:
-                tasks[tid] = (mark, title, current)
-            continue
-        if current is not None:
+        if line.startswith("- ["):
+            task = TASK.match(line)
+            if task:
+                mark, tid, title = task.groups()
+                current = []
+                if tid in tasks:
+                    duplicates.append(tid)
+                else:
+                    tasks[tid] = (mark, title, current)
+                continue
+        if current is not None and "_Depends on:_" in line:
             deps = DEPENDS.match(line)
             if deps:
                 value = deps.group(1).strip()
@@ -90,25 +92,25 @@ def choose_next(tasks: dict[str, tuple[str, str, list[str]]], ready: list[str]) 
     """The ready task loop's rule picks (the graph must be acyclic)."""
     if not ready:
         return None
-    open_ids = [t for t, (mark, _, _) in tasks.items() if mark not in "xX"]
-    users: dict[str, list[str]] = {t: [] for t in open_ids}
-    waiting = dict.fromkeys(open_ids, 0)
-    for t in open_ids:
+    # Open tasks only: done ones are neither remaining work nor open dependents.
+    users: dict[str, list[str]] = {t: [] for t, v in tasks.items() if v[0] not in "xX"}
+    waiting = dict.fromkeys(users, 0)
+    for t in users:
         for d in tasks[t][2]:
             if d in users:
                 users[d].append(t)
                 waiting[t] += 1
-    # Kahn's order over the open tasks; chain lengths fill in reverse.
-    order = [t for t in open_ids if waiting[t] == 0]
+    # Kahn's order over the open tasks; chain lengths fill in from its end.
+    order = [t for t, w in waiting.items() if w == 0]
     for t in order:
         for u in users[t]:
             waiting[u] -= 1
             if waiting[u] == 0:
                 order.append(u)
-    chain = dict.fromkeys(open_ids, 1)
+    chain: dict[str, int] = {}
     for t in reversed(order):
-        if users[t]:
-            chain[t] = 1 + max(chain[u] for u in users[t])
+        after = users[t]
+        chain[t] = 1 + max([chain[u] for u in after]) if after else 1
 
     def rank(t: str) -> tuple[bool, int, int, int]:
         return (tasks[t][0] == " ", -chain[t], -len(users[t]), int(t))

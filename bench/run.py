@@ -531,7 +531,7 @@ def parse_options(argv: Sequence[str] | None) -> argparse.Namespace:
     options = parser.parse_args(argv)
     if options.quick:
         options.sizes = options.sizes or [100, 1_000]
-        options.runs = options.runs or 2
+        options.runs = options.runs or 1
         options.shapes = options.shapes or ["random", "ladder"]
         options.only = options.only or ["startup", "dag", "all", "commit", "append"]
     options.sizes = options.sizes or list(SIZES)
