@@ -38,9 +38,8 @@ COMMIT_ITEM = "bench-commit"
 _OPEN_TASK = re.compile(r"^- \[ \] (\d+)\. ", re.MULTILINE)
 
 
-def loop_command(source: Path = SOURCE) -> list[str]:
-    """How to run loop: this interpreter, ``-m the_loop`` (PYTHONPATH comes from :func:`env`)."""
-    del source  # the source tree is chosen through PYTHONPATH, see env()
+def loop_command() -> list[str]:
+    """How to run loop: this interpreter, ``-m the_loop``; :func:`env` picks the checkout."""
     return [sys.executable, "-m", "the_loop"]
 
 

@@ -471,8 +471,8 @@ def _tick_and_log(root: Path, task: str) -> None:
 def render_row(row: Row) -> str:
     """One markdown table line."""
     if row.unit == "ratio":
-        value = f"{row.value * 1000:.0f}"
-        floor = f"{row.floor * 1000:.0f} ({row.note})" if row.floor is not None else ""
+        value = _ms(row.value)
+        floor = f"{_ms(row.floor)} ({row.note})" if row.floor is not None else ""
         measured = f"{row.measured:.2f}×"
         target = "—" if row.limit is None else f"≤ {row.limit:.2f}×"
         wall = f"{(row.wall or 0) * 1000:.0f} / {(row.floor_wall or 0) * 1000:.0f}"
@@ -487,6 +487,11 @@ def render_row(row: Row) -> str:
         f"| {row.case} | {row.shape} | {row.size} | {row.mode} | {value} | {floor} | "
         f"{measured} | {target} | {verdict} | {wall} |"
     )
+
+
+def _ms(seconds: float) -> str:
+    """Milliseconds, with decimals only where whole ones would read as zero."""
+    return f"{seconds * 1000:.0f}" if seconds >= 0.01 else f"{seconds * 1000:.2f}"
 
 
 def render(rows: Sequence[Row], header: str, checks: Sequence[str]) -> str:
