@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "task": ("the_loop.cli.cmd_tasks", "task", "Tasks and checkpoints"),
     "checkpoint": ("the_loop.cli.cmd_tasks", "checkpoint_cmd", "Tasks and checkpoints"),
     "pressure": ("the_loop.cli.cmd_tasks", "pressure", "Tasks and checkpoints"),
+    "context": ("the_loop.cli.cmd_context", "context", "Tasks and checkpoints"),
     "reset": ("the_loop.cli.cmd_recover", "reset", "Recover"),
     "doctor": ("the_loop.cli.cmd_recover", "doctor", "Recover"),
 }
