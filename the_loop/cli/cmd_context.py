@@ -67,7 +67,7 @@ def context(
 def _verdict(env: Env, reading: ContextReading) -> PressureReading:
     """The policy's verdict for a known reading (the policy does the arithmetic)."""
     from the_loop.checkpoint.policy import pressure_verdict
-    from the_loop.project import open_project
+    from the_loop.spec.project import open_project
 
     pressure = open_project(env.root).config.context.pressure
     tokens, window = reading.tokens_in_use, reading.window
