@@ -70,6 +70,19 @@ class Env:
         return find_project_root(self.cwd, self.repo_option)
 
 
+def _crash_dir(ctx: click.Context) -> Path | None:
+    """``.the-loop/state/crashes`` of the project in use, when there is one."""
+    env = ctx.obj
+    if not isinstance(env, Env):
+        return None
+    try:
+        config_dir = env.root / ".the-loop"
+    except Exception:  # no project: the report goes to the user's state folder
+        return None
+    # never create .the-loop/ in a folder that is not a project
+    return config_dir / "state" / "crashes" if config_dir.is_dir() else None
+
+
 class LoopGroup(click.Group):
     """A group that imports commands on demand and runs them under one error handler."""
 
@@ -88,7 +101,11 @@ class LoopGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         debug = bool(ctx.params.get("debug"))
         try:
-            return guarded(lambda: super(LoopGroup, self).invoke(ctx), debug=debug)
+            return guarded(
+                lambda: super(LoopGroup, self).invoke(ctx),
+                debug=debug,
+                crash_dir=lambda: _crash_dir(ctx),
+            )
         finally:
             _report_recoveries()
 
