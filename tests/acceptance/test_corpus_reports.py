@@ -610,7 +610,7 @@ def test_work_on_issue_63_renders_tasks_and_crosses_with_a_checkpoint(
     assert front_matter(log)["phase"] == "tasks-breakdown"
     text = log.read_text()
     assert "| tasks-breakdown | 2026-11-30 | @MadaraUchiha-314 |" in text
-    assert "- **Context:** cleared — phase boundary not-started → tasks-breakdown" in text
+    assert "- **Context:** clear (about to): phase boundary not-started → tasks-breakdown" in text
     assert git(repo, "log", "-1", "--format=%s").stdout.strip() == (
         "chore(issue-63): checkpoint phase tasks-breakdown"
     )

@@ -71,6 +71,9 @@ class Plan:
     commit: CommitSpec | None = None
     session: str | None = None
     wip: str = ""
+    # Open resets this checkpoint settles, as resets.Supersession fields (the
+    # journal is JSON): closed in the reset step, before the new one is prepared.
+    supersedes: tuple[tuple[str, str, str, str, str], ...] = ()
 
 
 @dataclass
@@ -83,6 +86,7 @@ class Journal:
     log_backup: str | None = None
     head_before: str | None = None
     commit_sha: str | None = None
+    committed_files: list[str] = field(default_factory=list)
     rolling_back: bool = False
 
 
@@ -102,6 +106,8 @@ class Outcome:
     warnings: tuple[str, ...] = ()
     record: resets.ResetRecord | None = None
     ticked: bool = False
+    committed_files: tuple[str, ...] = ()  # repository-relative paths in the commit
+    settled: tuple[resets.Supersession, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -112,11 +118,16 @@ class Outcome:
                 "commit": self.commit,
                 "commitStatus": self.commit_status,
                 "entry": self.entry_digest,
+                "committedFiles": list(self.committed_files),
             },
             "item": self.item,
             "task": self.task,
             "phase": self.phase,
             "warnings": list(self.warnings),
+            "settledResets": [
+                {"checkpoint": s.checkpoint, "mode": s.mode, "state": s.state, "why": s.why}
+                for s in self.settled
+            ],
         }
 
 
@@ -234,6 +245,8 @@ def _forward(root: Path, journal: Journal) -> Outcome:
         warnings=tuple(warnings),
         record=record,
         ticked=plan.tick_to is not None,
+        committed_files=tuple(journal.committed_files),
+        settled=tuple(resets.Supersession(*row) for row in plan.supersedes),
     )
 
 
@@ -303,6 +316,9 @@ def _step_commit(root: Path, journal: Journal) -> tuple[str, list[str]]:
         paths=[Path(p) for p in plan.commit.paths],
     )
     journal.commit_sha = outcome.sha
+    # CommitOutcome.files (the paths the commit holds) comes with the git layer's
+    # staging rules; an outcome without it lists none.
+    journal.committed_files = list(getattr(outcome, "files", ()))
     _fault("commit")
     return outcome.status, list(outcome.warnings)
 
@@ -316,6 +332,8 @@ def _same_message_head(root: Path, message: str) -> str | None:
 
 def _step_reset(root: Path, journal: Journal) -> resets.ResetRecord | None:
     plan = journal.plan
+    for row in plan.supersedes:
+        resets.settle(root, resets.Supersession(*row))
     if plan.reset == Reset.NONE.value:
         return None
     digest = journal.appended["digest"] if journal.appended else ""
@@ -370,6 +388,7 @@ def _load(root: Path) -> Journal | None:
         )
         if plan_data.get("transition"):
             plan_data["transition"] = tuple(plan_data["transition"])
+        plan_data["supersedes"] = tuple(tuple(row) for row in plan_data.get("supersedes", ()))
         plan = Plan(**plan_data)
         rest = {k: v for k, v in data.items() if k != "plan"}
         return Journal(plan, **rest)

@@ -22,6 +22,7 @@ SESSION = click.option(
     "`loop reset confirm` tell a compaction (same session) from a clear (new one).",
 )
 
+_FILES_SHOWN = 10
 _HOW = {
     Reset.CLEAR: "clear the context now: end this session and start a fresh one "
     "(Claude Code: /clear; Codex: /new)",
@@ -46,6 +47,12 @@ def checkpoint_lines(outcome: Outcome) -> list[str]:
     else:
         parts.append(outcome.commit_status)
     lines = [good("checkpoint ") + outcome.id + dim(": " + ", ".join(parts))]
+    files = outcome.committed_files
+    if files:
+        shown = ", ".join(files[:_FILES_SHOWN])
+        more = f" and {len(files) - _FILES_SHOWN} more" if len(files) > _FILES_SHOWN else ""
+        lines.append(dim(f"  committed files: {shown}{more}"))
+    lines += [warn("corrected: ") + s.sentence() for s in outcome.settled]
     lines += [warn("warning: ") + w for w in outcome.warnings]
     return lines
 
