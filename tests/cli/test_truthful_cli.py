@@ -87,6 +87,7 @@ def test_a_hand_tick_fails_check_and_shows_in_status(project: Path) -> None:
         line,
     )
     assert 'loop task done issue-7 1 --adopt --did "…" --next "…"' in str(tick["hint"])
+    assert "; 1 ticked without a checkpoint" in run(project, "next", "7").stdout
     status = run(project, "status", "7")
     assert f"  tick       task 1 ticked without a checkpoint  ({TASKS}:{line}) → " in status.stdout
     data = json.loads(run(project, "status", "7", "--json").stdout)
