@@ -164,6 +164,16 @@ def test_a_checkpoint_squashed_away_is_reported(project: Path) -> None:
     assert "--adopt" in str(gone["hint"])
 
 
+def test_without_trailers_no_commit_is_looked_up(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, hermetic_env: Path
+) -> None:
+    root = project_copy(tmp_path_factory, tmp_path / "p", config="checkpoint:\n  trailers: false\n")
+    ok(root, *done("1"))
+
+    assert "Loop-Checkpoint" not in commits(root)[0]
+    assert [f for f in check_json(root)[1] if str(f["code"]).startswith("tick.")] == []
+
+
 def test_a_rebase_that_keeps_the_message_keeps_the_evidence(project: Path) -> None:
     ok(project, *done("1"))
     message = commits(project)[0]

@@ -17,6 +17,7 @@ except a code span that holds nothing but a placeholder (the tasks template's
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator
 
 from the_loop.errors import Where
@@ -65,6 +66,8 @@ def _in_paragraph(lines: list[tuple[int, str]]) -> Iterator[tuple[int, int, str]
     if not lines:
         return
     text = "\n".join(line for _, line in lines)
+    if "<" not in text:
+        return  # the common case, and a task list can be one paragraph of 100k lines
     starts = []
     at = 0
     for _, line in lines:
@@ -72,16 +75,20 @@ def _in_paragraph(lines: list[tuple[int, str]]) -> Iterator[tuple[int, int, str]
         at += len(line) + 1
 
     def place(offset: int) -> tuple[int, int]:
-        index = max(i for i, start in enumerate(starts) if start <= offset)
+        index = bisect_right(starts, offset) - 1
         return lines[index][0], offset - starts[index] + 1
 
     prose = _COMMENT.sub(lambda m: _blank(m.group()), text)
+    pieces = []
+    done = 0
     for start, end, content in _code_spans(prose):
         inner = prose[content:end].rstrip("`")
         slot = _SLOT.fullmatch(inner.strip())
         if slot is not None and not _is_tag(slot["words"]):
             yield (*place(content + inner.index("<")), inner.strip())
-        prose = prose[:start] + _blank(prose[start:end]) + prose[end:]
+        pieces += [prose[done:start], _blank(prose[start:end])]
+        done = end
+    prose = "".join([*pieces, prose[done:]])  # code blanked out, offsets unchanged
     for match in _SLOT.finditer(prose):
         if not _is_tag(match["words"]):
             yield (*place(match.start()), match.group())
@@ -94,18 +101,21 @@ def _code_spans(text: str) -> list[tuple[int, int, int]]:
     run of the same length; a run without a partner is literal backticks.
     """
     runs = list(_BACKTICKS.finditer(text))
+    # For each run, the next run of the same length (one backward pass).
+    following: list[int | None] = [None] * len(runs)
+    seen: dict[int, int] = {}
+    for index in range(len(runs) - 1, -1, -1):
+        width = len(runs[index].group())
+        following[index] = seen.get(width)
+        seen[width] = index
     spans = []
     index = 0
     while index < len(runs):
-        opener = runs[index]
-        closer = next(
-            (j for j in range(index + 1, len(runs)) if len(runs[j].group()) == len(opener.group())),
-            None,
-        )
+        closer = following[index]
         if closer is None:
             index += 1  # a lone run is literal backticks
             continue
-        spans.append((opener.start(), runs[closer].end(), opener.end()))
+        spans.append((runs[index].start(), runs[closer].end(), runs[index].end()))
         index = closer + 1
     return spans
 

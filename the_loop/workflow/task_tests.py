@@ -38,6 +38,11 @@ _EXPANSION = re.compile(r"\$[({]|\$[A-Za-z_]\w*|`")
 _OPERATOR = re.compile(r"&&|\|\||[|;<>&]")
 _GLOB = re.compile(r"(?<![\\\w])~|[*?]")
 _NAME = re.compile(r"[A-Za-z_]\w*")
+# Anything shell_features could find holds one of these characters or starts with one of
+# these words (a code span's backtick may come before it in the raw _Test:_ value).
+_MAYBE_SHELL = re.compile(
+    r"[&|;<>$*?~=]|(?:^|[`\s])(?:cd|export|source|\.|set|alias|ulimit|umask)\s"
+)
 
 
 def shell_features(text: str) -> tuple[str, ...]:
@@ -67,11 +72,16 @@ def explicit_shell(argv: list[str]) -> bool:
 
 def needs_shell(task: Task, *, shell: bool) -> tuple[str, ...]:
     """The shell-only features of ``task``'s test command, when it would run without one."""
+    if shell or task.test is None or not _MAYBE_SHELL.search(task.test):
+        return ()  # the common case, decided without parsing (tasks.md may hold 100k)
     text = test_text(task)
-    argv = test_command(task)
-    if shell or text is None or argv is None or explicit_shell(argv):
+    if text is None:
         return ()
-    return shell_features(text)
+    features = shell_features(text)
+    argv = test_command(task) if features else None
+    if argv is None or explicit_shell(argv):
+        return ()
+    return features
 
 
 def _shell_hint(item: str) -> str:

@@ -93,7 +93,9 @@ def tick_problems(report: ItemReport) -> list[TickProblem]:
             problems.append(TickProblem(task, NO_CHECKPOINT, None, adopt_command(item, task.id)))
         elif entry.checkpoint is not None:
             committed.append((task, entry))
-    if committed:
+    if committed and report.config.checkpoint.trailers:
+        # Without trailers (checkpoint.trailers: false) no commit names its checkpoint,
+        # so history cannot be asked; the entry stands on its own.
         problems.extend(_gone(report, committed))
     return sorted(problems, key=lambda p: p.task.line)
 
