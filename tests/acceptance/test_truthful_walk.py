@@ -147,7 +147,9 @@ def test_a_walk_with_the_usual_mistakes_ends_truthful(
         *_done("2", "--session", session, "--json", nxt="implement task 3: Give-up log line"),
     )
     assert "poller/ledger.py" in git(repo, "show", "--name-only", "--format=", "HEAD").stdout
-    assert isinstance(json.loads(done.stdout)["checkpoint"]["committedFiles"], list)
+    committed = json.loads(done.stdout)["checkpoint"]["committedFiles"]
+    assert isinstance(committed, list)
+    assert ".DS_Store" not in committed  # junk is never part of a checkpoint
     _ok(loop, repo, "reset", "confirm", "9", "--session", session)
 
     # Task 3's test needs a shell: --verify refuses before running anything.
