@@ -367,9 +367,9 @@ def test_mid_task_verdict_straight_from_a_reading() -> None:
 @pytest.mark.parametrize(
     ("reset", "line"),
     [
-        (Reset.CLEAR, "cleared — task 3 done"),
-        (Reset.COMPACT, "compacted — task 3 done"),
-        (Reset.NONE, "none — task 3 done"),
+        (Reset.CLEAR, "clear (about to): task 3 done"),
+        (Reset.COMPACT, "compact (about to): task 3 done"),
+        (Reset.NONE, "none: task 3 done"),
     ],
 )
 def test_context_line(reset: Reset, line: str) -> None:
@@ -378,7 +378,9 @@ def test_context_line(reset: Reset, line: str) -> None:
 
 def test_context_line_from_a_boundary_decision() -> None:
     decision = boundary_reset(policy(task="clear"), Boundary.TASK, what="task 3 done")
-    assert context_line(decision) == "cleared — task 3 done (contextManagement.taskBoundary: clear)"
+    assert context_line(decision) == (
+        "clear (about to): task 3 done (contextManagement.taskBoundary: clear)"
+    )
 
 
 def test_enum_values_are_the_json_words() -> None:

@@ -54,12 +54,30 @@ class Decision:
     reason: str
 
 
-_CONTEXT_WORD = {Reset.CLEAR: "cleared", Reset.COMPACT: "compacted", Reset.NONE: "none"}
-
-
 def context_line(decision: Decision) -> str:
-    """The ``Context:`` line of a log entry: ``cleared — <why>``."""
-    return f"{_CONTEXT_WORD[decision.reset]} — {decision.reason}"
+    """The ``Context:`` line of a log entry: the reset about to happen, and why.
+
+    The entry is written before the reset (that is the checkpoint), so it says
+    what is about to happen, ``clear (about to): <why>``, never that it did. A
+    reset that then does not happen is corrected by a later entry: ``loop reset
+    abort`` appends one, and so does the next checkpoint that supersedes it.
+    """
+    if decision.reset is Reset.NONE:
+        return f"none: {decision.reason}"
+    return f"{decision.reset.value} (about to): {decision.reason}"
+
+
+_STRENGTH = {Reset.NONE: 0, Reset.COMPACT: 1, Reset.CLEAR: 2}
+
+
+def one_reset(task: Decision, phase: Decision) -> Decision:
+    """The single reset for a task boundary that is also a phase boundary: the stronger.
+
+    The last task's checkpoint enters the next phase too; two resets in a row
+    (a compact for the task, then a clear for the phase) would be one too many.
+    """
+    chosen = phase if _STRENGTH[phase.reset] >= _STRENGTH[task.reset] else task
+    return Decision(chosen.reset, f"{task.reason}; {phase.reason}: one reset for both")
 
 
 def boundary_reset(

@@ -21,6 +21,8 @@ from the_loop.errors import RefusedError, StateError
 from the_loop.io import clock
 
 OPEN_STATES = ("prepared", "dispatched")
+# Closed: completed (confirmed), aborted (by request), skipped (proven not to have
+# happened), superseded (never confirmed; a later checkpoint or the end of the item).
 
 
 @dataclass(frozen=True)
@@ -45,8 +47,27 @@ class ResetRecord:
     def open(self) -> bool:
         return self.state in OPEN_STATES
 
-    def to_json(self) -> dict[str, object]:
+    def to_state(self) -> dict[str, object]:
+        """The record as loop stores it in ``.the-loop/state/resets/``."""
         return asdict(self)
+
+    def to_json(self) -> dict[str, object]:
+        """The record as ``--json`` prints it (camelCase, like every other output)."""
+        return {
+            "id": self.id,
+            "item": self.item,
+            "mode": self.mode,
+            "reason": self.reason,
+            "checkpoint": self.checkpoint,
+            "commit": self.commit,
+            "entryDigest": self.entry_digest,
+            "session": self.session,
+            "state": self.state,
+            "created": self.created,
+            "updated": self.updated,
+            "confirmedSession": self.confirmed_session,
+            "note": self.note,
+        }
 
 
 def _folder(root: Path, *, create: bool = False) -> Path:
@@ -110,14 +131,14 @@ def prepare(
         updated=now,
     )
     _folder(root, create=True)
-    write_json(_file(root, record.id), record.to_json())
+    write_json(_file(root, record.id), record.to_state())
     return record
 
 
 def mark_dispatched(root: Path, record: ResetRecord) -> ResetRecord:
     """The directive has been shown: the reset is now the harness's to perform."""
     updated = replace(record, state="dispatched", updated=clock.second_stamp(clock.utc_now()))
-    write_json(_file(root, record.id), updated.to_json())
+    write_json(_file(root, record.id), updated.to_state())
     return updated
 
 
@@ -150,10 +171,66 @@ def _confirm(root: Path, item: str, session: str, checkpoint: str | None) -> Res
 def abort(
     root: Path, item: str, *, checkpoint: str | None = None, reason: str | None = None
 ) -> ResetRecord:
-    """Resolve an open reset as not performed."""
-    with project_lock(root):
-        record = _pick(root, item, checkpoint)
-        return _close(root, record, "aborted", note=reason or "aborted by request")
+    """Resolve an open reset as not performed (the caller holds the project lock)."""
+    record = _pick(root, item, checkpoint)
+    return _close(root, record, "aborted", note=reason or "aborted by request")
+
+
+def pick(root: Path, item: str, checkpoint: str | None = None) -> ResetRecord:
+    """The open reset ``abort`` would resolve: the named checkpoint's, else the latest."""
+    return _pick(root, item, checkpoint)
+
+
+def superseded_by(
+    root: Path, item: str, session: str | None, *, every_session: bool = False
+) -> list[Supersession]:
+    """The open resets of ``item`` a new checkpoint from ``session`` settles.
+
+    Only the same, known session's: another agent's reset on the same item is
+    its own, and without session ids two agents cannot be told apart. A clear
+    starts a new session, so a new checkpoint from the session that announced
+    one proves it was skipped. A compaction keeps the session, so whether it
+    happened is unknown: it is superseded, and the log says so.
+    ``every_session`` settles all of them (the item is complete).
+    """
+    settled = []
+    for record in open_resets(root, item):
+        if not every_session and (session is None or record.session != session):
+            continue
+        if every_session:
+            state, why = "superseded", "the work item is complete, so nothing is left to reset"
+        elif record.mode == "clear":
+            state, why = "skipped", f"session {session} took another checkpoint without clearing"
+        else:
+            state, why = (
+                "superseded",
+                "a later checkpoint came first; whether it happened is unknown",
+            )
+        settled.append(Supersession(record.id, record.mode, record.checkpoint, state, why))
+    return settled
+
+
+@dataclass(frozen=True)
+class Supersession:
+    """An open reset a checkpoint settles: skipped (proven) or superseded (unknown)."""
+
+    record: str
+    mode: str
+    checkpoint: str
+    state: str  # skipped | superseded
+    why: str
+
+    def sentence(self) -> str:
+        """What the correction line in the log says."""
+        verb = "did not happen" if self.state == "skipped" else "was never confirmed"
+        return f"the {self.mode} announced by checkpoint {self.checkpoint} {verb}: {self.why}"
+
+
+def settle(root: Path, found: Supersession) -> None:
+    """Close a superseded reset (idempotent: a recovered checkpoint may settle it again)."""
+    record = _load_file(_file(root, found.record))
+    if record is not None and record.open:
+        _close(root, record, found.state, note=found.why)
 
 
 def _pick(root: Path, item: str, checkpoint: str | None, session: str | None = None) -> ResetRecord:
@@ -187,7 +264,7 @@ def rename_item(root: Path, old: str, new: str) -> int:
     """Move open reset records to an item's new id (after ``loop promote``)."""
     moved = 0
     for record in open_resets(root, old):
-        write_json(_file(root, record.id), replace(record, item=new).to_json())
+        write_json(_file(root, record.id), replace(record, item=new).to_state())
         moved += 1
     return moved
 
@@ -209,6 +286,6 @@ def _close(
     )
     history = _folder(root) / "history.jsonl"
     with history.open("a", encoding="utf-8") as handle:
-        handle.write(json.dumps(closed.to_json(), sort_keys=True) + "\n")
+        handle.write(json.dumps(closed.to_state(), sort_keys=True) + "\n")
     _file(root, record.id).unlink()
     return closed

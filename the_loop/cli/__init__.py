@@ -9,6 +9,7 @@ result as text or, with ``--json``, as JSON.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from dataclasses import dataclass
 from functools import cached_property
@@ -135,8 +136,16 @@ class LoopGroup(click.Group):
 )
 @click.option("--json", "json_output", is_flag=True, help="Print results as JSON.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
+@click.option(
+    "--no-color",
+    "no_color",
+    is_flag=True,
+    help="No colour, even on a terminal (env NO_COLOR, any non-empty value, does the same).",
+)
 @click.pass_context
-def cli(ctx: click.Context, repo: Path | None, json_output: bool, debug: bool) -> None:
+def cli(
+    ctx: click.Context, repo: Path | None, json_output: bool, debug: bool, no_color: bool
+) -> None:
     """loop keeps an AI coding agent's work on a spec, one checkpoint at a time.
 
     A work item moves through requirements, design and tasks (each approved
@@ -146,7 +155,16 @@ def cli(ctx: click.Context, repo: Path | None, json_output: bool, debug: bool) -
     ticked, execution-log entry written, work committed.
 
     Start with `loop init`, then `loop new "<title>"` and `loop work-on <id>`.
+
+    \b
+    Environment variables:
+      LOOP_SESSION_ID    stands in for --session (the agent session's id)
+      LOOP_LOCK_TIMEOUT  seconds to wait for another loop command's lock (30)
+      NO_COLOR           any non-empty value: no colour, as --no-color
+      LOOP_NOW           pins the clock (ISO-8601 UTC), for demos and tests
     """
+    if no_color or os.environ.get("NO_COLOR"):
+        ctx.color = False  # every echo below this context inherits it
     ctx.obj = Env(cwd=Path.cwd(), repo_option=repo, json=json_output, debug=debug)
 
 

@@ -29,7 +29,8 @@ def reset() -> None:
     required=True,
     envvar="LOOP_SESSION_ID",
     metavar="ID",
-    help="The session id now: the same one after a compaction, a new one after a clear.",
+    help="The session id now: the same one after a compaction, a new one after a clear "
+    "(env LOOP_SESSION_ID).",
 )
 @CHECKPOINT
 @json_option
@@ -62,12 +63,16 @@ def confirm(
 def abort(
     env: Env, item_ref: str, checkpoint_id: str | None, reason: str | None, json_output: bool
 ) -> None:
-    """Record that the reset did not happen (it is never replayed)."""
-    from the_loop.checkpoint.resets import abort as run
+    """Record that the reset did not happen (it is never replayed).
+
+    The log's entry said the reset was about to happen; a correction entry is
+    appended that says it did not (the log is append-only).
+    """
     from the_loop.spec.project import open_item
+    from the_loop.workflow.reset_abort import abort_reset
 
     ctx = open_item(env.root, item_ref, cwd=env.cwd)
-    record = run(ctx.project.root, ctx.item.id, checkpoint=checkpoint_id, reason=reason)
+    record = abort_reset(ctx, checkpoint_id=checkpoint_id, reason=reason)
     if wants_json(env, json_output):
         emit_json(record.to_json())
         return

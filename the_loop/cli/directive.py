@@ -48,10 +48,12 @@ def checkpoint_lines(outcome: Outcome) -> list[str]:
     else:
         parts.append(outcome.commit_status)
     lines = [good("checkpoint ") + outcome.id + dim(": " + ", ".join(parts))]
-    if outcome.files:
-        shown = ", ".join(outcome.files[:_FILES_SHOWN])
-        more = len(outcome.files) - _FILES_SHOWN
-        lines.append(dim("  files: ") + shown + (f" and {more} more" if more > 0 else ""))
+    files = outcome.committed_files
+    if files:
+        shown = ", ".join(files[:_FILES_SHOWN])
+        more = f" and {len(files) - _FILES_SHOWN} more" if len(files) > _FILES_SHOWN else ""
+        lines.append(dim(f"  committed files: {shown}{more}"))
+    lines += [warn("corrected: ") + s.sentence() for s in outcome.settled]
     lines += [warn("warning: ") + w for w in outcome.warnings]
     return lines
 

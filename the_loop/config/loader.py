@@ -86,6 +86,13 @@ class CheckpointSettings:
 
 
 @dataclass(frozen=True)
+class TestingSettings:
+    """``testing``, the part loop itself acts on: how a task's test command runs."""
+
+    shell: bool = False  # run _Test:_ commands through `sh -c`
+
+
+@dataclass(frozen=True)
 class AgentSettings:
     """``agent``: the headless driver."""
 
@@ -116,6 +123,7 @@ class Config:
     checkpoint: CheckpointSettings
     agent: AgentSettings
     warnings: tuple[Finding, ...] = field(default=())
+    testing: TestingSettings = field(default=TestingSettings())
 
 
 @dataclass(frozen=True)
@@ -533,6 +541,7 @@ def _build(
             kind=ag["kind"], command=tuple(ag["command"]), timeout_seconds=int(ag["timeoutSeconds"])
         ),
         warnings=tuple(f for f in findings if f.level is not Level.ERROR),
+        testing=TestingSettings(shell=bool(merged.get("testing", {}).get("shell", False))),
     )
 
 

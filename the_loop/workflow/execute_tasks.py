@@ -130,6 +130,9 @@ def _finish(
     action = next_action(report)
     if report.phase.recorded in ("needs-review", "complete"):
         return ExecuteStep("complete", report, action, None, brief(report, action))
+    if action.kind == "adopt":
+        # Every box is ticked, but not every task was finished: no review yet.
+        raise RefusedError(action.text, hint=f"`{action.command}`")
     crossing = cross(
         report,
         "needs-review",
