@@ -59,7 +59,16 @@ def env(out: Path, source: Path = SOURCE, **extra: str) -> dict[str, str]:
             "[commit]\n\tgpgsign = false\n[init]\n\tdefaultBranch = main\n"
         )
     result = dict(os.environ)
-    for name in ("LOOP_NO_CACHE", "LOOP_SESSION_ID", "GIT_DIR", "GIT_WORK_TREE"):
+    # PYTHONDONTWRITEBYTECODE would make every run recompile loop's modules, a
+    # cost no installed loop pays (pip compiles the wheel's bytecode at install).
+    drop = (
+        "LOOP_NO_CACHE",
+        "LOOP_SESSION_ID",
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "PYTHONDONTWRITEBYTECODE",
+    )
+    for name in drop:
         result.pop(name, None)
     pythonpath = [str(source), *filter(None, [os.environ.get("PYTHONPATH")])]
     result.update(
