@@ -330,6 +330,8 @@ def _same_message_head(root: Path, message: str) -> str | None:
 
 def _step_reset(root: Path, journal: Journal) -> resets.ResetRecord | None:
     plan = journal.plan
+    # This session checkpoints again: a reset it still owes did not happen.
+    resets.skip_superseded(root, plan.session, plan.id)
     if plan.reset == Reset.NONE.value:
         return None
     digest = journal.appended["digest"] if journal.appended else ""

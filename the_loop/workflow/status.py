@@ -33,6 +33,7 @@ class ItemStatus:
     open_resets: tuple[resets.ResetRecord, ...]
     interrupted_checkpoint: str | None
     finding_counts: dict[str, int]
+    skipped_resets: int = 0  # resets the session went on without (closed as skipped)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -58,6 +59,7 @@ class ItemStatus:
                 else None
             ),
             "openResets": [r.to_json() for r in self.open_resets],
+            "skippedResets": self.skipped_resets,
             "interruptedCheckpoint": self.interrupted_checkpoint,
             "findings": self.finding_counts,
         }
@@ -93,4 +95,5 @@ def item_status(report: ItemReport) -> ItemStatus:
         open_resets=tuple(resets.open_resets(root, report.id)),
         interrupted_checkpoint=interrupted,
         finding_counts=counts(report.findings()),
+        skipped_resets=resets.skipped_count(root, report.id),
     )

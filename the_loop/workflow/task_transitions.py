@@ -6,15 +6,23 @@ import shlex
 import subprocess
 from dataclasses import dataclass
 
-from the_loop.checkpoint import plans
+from the_loop.checkpoint import plans, sessions
 from the_loop.checkpoint import transaction as checkpoint
-from the_loop.checkpoint.policy import Boundary, PressureReading, boundary_reset, pressure_verdict
+from the_loop.checkpoint.policy import (
+    Boundary,
+    Decision,
+    PressureReading,
+    Reset,
+    boundary_reset,
+    pressure_verdict,
+)
 from the_loop.checkpoint.transaction import Outcome
 from the_loop.dag.analysis import id_sort_key
 from the_loop.errors import RefusedError, Where
 from the_loop.spec.project import ItemContext
 from the_loop.tasks import Task, TaskState, set_state, test_command
 from the_loop.workflow.item_report import ItemReport, fresh_report
+from the_loop.workflow.session_reading import session_pressure
 
 _OUTPUT_TAIL = 2000  # characters of a failing test's output kept for the message
 
@@ -63,8 +71,12 @@ def _require_deps_done(report: ItemReport, task: Task) -> None:
         )
 
 
-def start_task(ctx: ItemContext, task_id: str) -> Task:
-    """Mark a task in progress; refuses while one of its dependencies is open."""
+def start_task(ctx: ItemContext, task_id: str, *, session: str | None = None) -> Task:
+    """Mark a task in progress; refuses while one of its dependencies is open.
+
+    ``session`` (the agent's) is recorded as the task's owner, so the Stop hook
+    knows whose unsaved work it is.
+    """
     with checkpoint.locked(ctx.project.root):
         report = fresh_report(ctx)
         _require_executable(report)
@@ -73,6 +85,7 @@ def start_task(ctx: ItemContext, task_id: str) -> Task:
             raise RefusedError(f"task {task.id} is already done")
         _require_deps_done(report, task)
         set_state(report.item.artifacts["tasks"].path, task.id, TaskState.IN_PROGRESS)
+        sessions.own_task(ctx.project.root, session, ctx.item.id, task.id)
         return task
 
 
@@ -198,12 +211,25 @@ def mid_task(
     percent: float | None = None,
     tests: str | None = None,
     session: str | None = None,
+    compacting: str | None = None,
 ) -> tuple[Outcome, PressureReading]:
-    """An interim checkpoint inside a task; compaction if the window is under pressure."""
+    """An interim checkpoint inside a task; compaction if the window is under pressure.
+
+    Given no numbers, the reading comes from the session's own transcript; when
+    there is none either, the verdict names the gap and the reset is the safe
+    side (compaction). ``compacting`` says the harness is compacting right now
+    (the PreCompact hook): the reset is then that compaction, whatever the verdict.
+    """
     next_step = plans.check_next(next_step)
+    found = None
+    if tokens is None and window is None and percent is None:
+        found = session_pressure(ctx.project.root, session)
+        tokens, window, percent = found.tokens, found.window, found.percent
     reading = pressure_verdict(
         ctx.config.context.pressure, tokens=tokens, window=window, percent=percent
     )
+    if found is not None:
+        reading = found.annotate(reading)
 
     def plan() -> checkpoint.Plan:
         report = fresh_report(ctx)
@@ -214,9 +240,12 @@ def mid_task(
             chosen = active[0].id if len(active) == 1 else None
         task = _task(report, chosen) if chosen else None
         what = f"mid-task in task {task.id}" if task else "mid-task"
-        decision = boundary_reset(
-            ctx.config.context, Boundary.MID_TASK, what=what, verdict=reading.verdict
-        )
+        if compacting:
+            decision = Decision(Reset.COMPACT, f"{what}; {compacting}")
+        else:
+            decision = boundary_reset(
+                ctx.config.context, Boundary.MID_TASK, what=what, verdict=reading.verdict
+            )
         phase = report.phase.recorded or report.phase.implied
         summary = f"interim checkpoint during task {task.id}" if task else "interim checkpoint"
         entry = plans.EntryText(
