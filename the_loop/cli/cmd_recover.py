@@ -97,13 +97,21 @@ def doctor(env: Env, repair: bool, discard: bool, json_output: bool) -> None:
     Exit 1 while something needs attention (after --repair, only what is left).
     """
     from the_loop.checkpoint.doctor import diagnose
+    from the_loop.hooks.health import error_lines, hook_health
 
     report = diagnose(env.root, repair=repair, discard=discard)
+    hooks = [h for h in hook_health(env.root) if h.relevant]
     if wants_json(env, json_output):
-        emit_json(report.to_json())
+        emit_json({**report.to_json(), "hooks": [h.to_json() for h in hooks]})
     else:
         for line in report.lines():
             click.echo(line)
+        for harness in hooks:
+            for line in harness.lines(env.root):
+                click.echo(dim(line) if not harness.broken else warn(line))
+        if hooks:
+            for line in error_lines(env.root):
+                click.echo(warn(line))
         if report.healthy:
             click.echo(good("ok: ") + "nothing needs attention")
         else:
