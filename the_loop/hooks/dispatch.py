@@ -17,7 +17,7 @@ from the_loop.errors import LoopError
 from the_loop.hooks import records
 from the_loop.hooks.answer import HookAnswer, render
 from the_loop.hooks.call import HookCall
-from the_loop.hooks.payload import HookInput, parse_input
+from the_loop.hooks.payload import parse_input
 
 
 @dataclass(frozen=True)
@@ -60,14 +60,16 @@ def _handler(event: str) -> Handler:
     return on_session_end
 
 
-def project_of(hook: HookInput, env: Mapping[str, str], cwd: Path) -> Path | None:
-    """The loop project the hook is about: the session's cwd, else the harness's
-    project folder, else this process's cwd; None when it is not a loop project."""
-    start = hook.cwd or (Path(env["CLAUDE_PROJECT_DIR"]) if env.get("CLAUDE_PROJECT_DIR") else cwd)
-    if not start.is_dir():
+def project_of(start: Path | None, env: Mapping[str, str], cwd: Path) -> Path | None:
+    """The loop project the hook is about: the session's cwd (``start``), else the
+    harness's project folder, else this process's cwd; None when not a loop project."""
+    if start is None:
+        start = Path(env["CLAUDE_PROJECT_DIR"]) if env.get("CLAUDE_PROJECT_DIR") else cwd
+    try:
+        root = find_project_root(start) if start.is_dir() else None
+    except (OSError, LoopError):
         return None
-    root = find_project_root(start)
-    return root if (root / CONFIG_DIR).is_dir() else None
+    return root if root is not None and (root / CONFIG_DIR).is_dir() else None
 
 
 def run_hook(
@@ -77,13 +79,15 @@ def run_hook(
     root: Path | None = None
     try:
         hook = parse_input(stdin, event=event, harness=harness)
-        root = project_of(hook, env, cwd)
+        root = project_of(hook.cwd, env, cwd)
         if root is None:
             return HookResult()
         records.note_fired(root, hook.harness.value, event)
         answer = _handler(event)(HookCall(hook, root, env))
         return HookResult(stdout=render(answer, event=event, harness=hook.harness))
     except Exception as exc:  # a hook must never break the harness, whatever went wrong
+        if root is None:  # unusable input: log where the harness runs, if that is a project
+            root = project_of(None, env, cwd)
         return _failed(root, harness, event, exc)
 
 

@@ -16,22 +16,26 @@ reason to nag). The announcement is re-armed when the session compacts.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from the_loop.checkpoint import resets, sessions
 from the_loop.checkpoint.policy import Verdict, pressure_verdict
 from the_loop.checkpoint.sessions import SessionRecord
-from the_loop.config.loader import ContextPolicy
+from the_loop.config.loader import CONFIG_DIR, CONFIG_FILE, ContextPolicy, Pressure
 from the_loop.errors import LoopError
 from the_loop.hooks.answer import NOTHING, HookAnswer
 from the_loop.hooks.call import HookCall
 from the_loop.hooks.commands import mid_task_command
-from the_loop.hooks.focus import Focus, find_focus
 from the_loop.io import clock
+from the_loop.spec.items import ARTIFACT_FILES
 from the_loop.spec.project import open_item
 from the_loop.telemetry import Harness, Located, read_located
 from the_loop.workflow.session_reading import SessionPressure, numbers
+
+if TYPE_CHECKING:
+    from the_loop.hooks.focus import Focus
 
 _COMPACT_HOW = {
     Harness.CLAUDE: "Claude Code: /compact",
@@ -63,6 +67,9 @@ def on_post_tool_use(call: HookCall) -> HookAnswer:
         if record.announced is not None:
             sessions.save(call.root, replace(record, announced=None))
         return NOTHING
+    # Imported only past the soft threshold: reading tasks.md is not needed below it.
+    from the_loop.hooks.focus import find_focus
+
     focus = find_focus(call.project, session=record)
     if focus is not None and record.item != focus.item:
         record = sessions.save(call.root, replace(record, item=focus.item))
@@ -87,12 +94,63 @@ def _stale(record: SessionRecord) -> bool:
 
 
 def _policy(call: HookCall, record: SessionRecord) -> ContextPolicy:
+    """The effective ``contextManagement`` of the session's item (else the project's).
+
+    Remembered in the session record with the sizes and times of the files it
+    comes from (config.yaml and the item's artifacts, which may hold overrides),
+    so the YAML is parsed again only when one of them changed.
+    """
+    cached = record.extra.get("policy")
+    if (
+        isinstance(cached, dict)
+        and cached.get("item") == record.item
+        and isinstance(cached.get("files"), list)
+        and cached.get("stats") == _stats(cached["files"])
+    ):
+        try:
+            return _policy_from(cached["value"])
+        except (KeyError, TypeError, ValueError):
+            pass  # written by another version: compute it again
+    files = [str(call.root / CONFIG_DIR / CONFIG_FILE)]
+    policy = None
     if record.item:
         try:
-            return open_item(call.root, record.item, cwd=call.root).config.context
+            ctx = open_item(call.root, record.item, cwd=call.root)
+            policy = ctx.config.context
+            files += [str(ctx.item.path / name) for name in ARTIFACT_FILES.values()]
         except LoopError:
             pass  # the item went away: the project's thresholds apply
-    return call.project.config.context
+    policy = policy or call.project.config.context
+    value = {"item": record.item, "files": files, "stats": _stats(files), "value": asdict(policy)}
+    sessions.save(call.root, replace(record, extra={**record.extra, "policy": value}))
+    return policy
+
+
+def _stats(files: list[str]) -> list[list[int] | None]:
+    found: list[list[int] | None] = []
+    for name in files:
+        try:
+            stat = Path(name).stat()
+            found.append([stat.st_mtime_ns, stat.st_size])
+        except OSError:
+            found.append(None)
+    return found
+
+
+def _policy_from(value: dict[str, Any]) -> ContextPolicy:
+    pressure = value["pressure"]
+    return ContextPolicy(
+        enabled=bool(value["enabled"]),
+        phase_boundary=str(value["phase_boundary"]),
+        task_boundary=str(value["task_boundary"]),
+        mid_task=str(value["mid_task"]),
+        pressure=Pressure(
+            soft_tokens=int(pressure["soft_tokens"]),
+            hard_tokens=int(pressure["hard_tokens"]),
+            selective_percent=int(pressure["selective_percent"]),
+            full_clear_percent=int(pressure["full_clear_percent"]),
+        ),
+    )
 
 
 def _level(found: SessionPressure) -> str:
