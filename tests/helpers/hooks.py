@@ -7,6 +7,9 @@ Payload shapes follow the recorded real ones in ``tests/fixtures/harness/*hooks.
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +21,8 @@ FIXTURES = REPO_ROOT / "tests" / "fixtures" / "harness"
 SESSION = "6b1f0c2e-1111-4d2a-9c3e-aaaaaaaaaaaa"
 OTHER = "6b1f0c2e-2222-4d2a-9c3e-bbbbbbbbbbbb"
 CLAUDE_MODEL = "claude-sonnet-4-5-20250929"  # a 200,000-token window (windows.py)
+# How the hooks spell loop when run in-process by pytest (not a `loop` console script).
+LOOP = shlex.join([os.path.abspath(sys.executable), "-m", "the_loop"])
 
 
 @dataclass(frozen=True)

@@ -7,17 +7,13 @@ thresholds 150,000 tokens is 75 % (soft) and 180,000 is 90 % (hard).
 
 from __future__ import annotations
 
-import os
-import shlex
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
-from helpers.hooks import FIXTURES, SESSION, claude_transcript, hook, session_record
+from helpers.hooks import FIXTURES, LOOP, SESSION, claude_transcript, hook, session_record
 from helpers.project import ok, reset_records
 
-LOOP = shlex.join([os.path.abspath(sys.executable), "-m", "the_loop"])  # how pytest runs loop
 COMMAND = (
     f'{LOOP} checkpoint issue-7 --mid-task --task 1 --did "<what is done so far>" '
     '--next "<the concrete next step>"'

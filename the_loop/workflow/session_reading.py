@@ -31,13 +31,8 @@ class SessionPressure:
     gap: str | None = None  # why there is no token count
 
     def annotate(self, reading: PressureReading) -> PressureReading:
-        """``reading`` with this lookup's gap (or source) among its gaps."""
-        extra = []
-        if self.gap:
-            extra.append(self.gap)
-        elif self.source:
-            extra.append(f"reading taken from the session's transcript {self.source}")
-        return replace(reading, gaps=(*reading.gaps, *extra)) if extra else reading
+        """``reading`` with this lookup's gap, if any, among its gaps."""
+        return replace(reading, gaps=(*reading.gaps, self.gap)) if self.gap else reading
 
 
 def numbers(reading: ContextReading) -> SessionPressure:
