@@ -139,3 +139,31 @@ def test_another_sessions_compaction_completes_nothing(in_task: Path) -> None:
     fire(in_task, "claude", "PostCompact", None)
 
     assert [r["state"] for r in reset_records(in_task)] == ["dispatched"]
+
+
+def test_a_compaction_owed_before_new_work_is_completed_not_skipped(in_task: Path) -> None:
+    # the agent checkpointed at the hard threshold, worked on, then the harness compacts
+    ok(
+        in_task,
+        "checkpoint",
+        "7",
+        "--mid-task",
+        "--percent",
+        "95",
+        "--did",
+        "half the key",
+        "--next",
+        "finish the config key: the schema default",
+        "--session",
+        SESSION,
+    )
+    (owed,) = reset_records(in_task)
+    (in_task / "config.py").write_text("RETRIES = 3\n")
+
+    for event, source in ORDERS["claude"]:
+        fire(in_task, "claude", event, source)
+
+    states = {h["checkpoint"]: h["state"] for h in history(in_task)}
+    assert states[owed["checkpoint"]] == "completed"
+    assert list(states.values()).count("skipped") == 0
+    assert reset_records(in_task) == []

@@ -203,3 +203,11 @@ def test_doctor_shows_the_hooks_installed_and_firing(project: Path) -> None:
     data = json.loads(run(project, "--json", "doctor").stdout)
     (claude,) = data["hooks"]
     assert claude["installed"] == sorted(EVENTS) and "SessionStart" in claude["lastFired"]
+
+
+def test_install_outside_a_loop_project_is_refused(git_repo: Path) -> None:
+    ran = run(git_repo, "install", "claude", "--loop-command", LOOP_BIN)
+
+    assert ran.exit_code == 1
+    assert ran.stderr.startswith(f"error: {git_repo} is not a loop project (no .the-loop/)")
+    assert not (git_repo / ".claude").exists() and not (git_repo / ".the-loop").exists()

@@ -31,6 +31,12 @@ def on_pre_compact(call: HookCall) -> HookAnswer:
     if not status.is_repo or not status.dirty:
         return NOTHING  # nothing uncommitted: the last checkpoint still holds
     trigger = call.input.trigger or "unknown"
+    if record is not None:
+        # The compaction the session already owed is the one starting now: resolve it
+        # before the new checkpoint, which would otherwise record it as skipped.
+        resets.complete_by_hook(
+            call.root, record.id, mode="compact", event=f"PreCompact (trigger {trigger})"
+        )
     task = focus.task
     outcome, _ = mid_task(
         focus.ctx,

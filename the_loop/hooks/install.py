@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from the_loop.checkpoint.state_dir import read_json, state_dir, write_json
-from the_loop.errors import LoopError, UsageError
+from the_loop.config.loader import CONFIG_DIR
+from the_loop.errors import LoopError, RefusedError, UsageError
 from the_loop.hooks import settings_file
 from the_loop.hooks.payload import EVENTS
 from the_loop.io import atomic
@@ -121,6 +122,12 @@ def install(
     root: Path, harness: str, *, entry: Sequence[str], dry_run: bool = False
 ) -> InstallResult:
     """Merge loop's hooks for ``harness`` into the project (see the module docstring)."""
+    if not (root / CONFIG_DIR).is_dir():
+        # the hooks answer only in a loop project; installing them elsewhere does nothing
+        raise RefusedError(
+            f"{root} is not a loop project (no {CONFIG_DIR}/)",
+            hint="`loop init` first, then `loop install " + harness + "`",
+        )
     where = target(root, harness)
     manifest = _manifest(root, harness)
     before = _read(where.settings)
