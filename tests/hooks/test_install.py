@@ -211,3 +211,29 @@ def test_install_outside_a_loop_project_is_refused(git_repo: Path) -> None:
     assert ran.exit_code == 1
     assert ran.stderr.startswith(f"error: {git_repo} is not a loop project (no .the-loop/)")
     assert not (git_repo / ".claude").exists() and not (git_repo / ".the-loop").exists()
+
+
+def test_local_settings_for_claude_are_yours_alone(project: Path) -> None:
+    out = install(project, "claude", "--local")
+
+    local = project / ".claude/settings.local.json"
+    assert set(json.loads(local.read_text())["hooks"]) == set(EVENTS)
+    assert not (project / ".claude/settings.json").exists()
+    assert not (project / ".claude/commands").exists()  # they go with the shared install
+    assert (
+        "note: .claude/settings.local.json is not ignored by git: add it to .gitignore, "
+        "or the next checkpoint commits it"
+    ) in out
+    doctor = run(project, "doctor").stdout
+    assert "hooks (claude-local): installed in .claude/settings.local.json for 6 events" in doctor
+    assert "hooks (claude):" not in doctor
+
+    ran = run(project, "install", "claude", "--local", "--uninstall")
+    assert ran.exit_code == 0, ran.output
+    assert not (project / ".claude").exists()
+
+
+def test_local_is_for_claude_only(project: Path) -> None:
+    ran = run(project, "install", "codex", "--local", "--loop-command", LOOP_BIN)
+    assert ran.exit_code == 2
+    assert "--local is for Claude Code's settings.local.json; Codex has none" in ran.stderr

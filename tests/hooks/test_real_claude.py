@@ -167,3 +167,14 @@ def test_a_fresh_session_completes_a_clear(
     assert done["confirmed_session"] == out["session_id"]
     (request,) = fake_anthropic.requests
     assert request.contains(f"The clear after checkpoint {record['checkpoint']} of issue-7")
+
+
+def test_hooks_in_the_local_settings_fire_too(
+    claude_cli: ClaudeCli, fake_anthropic: FakeAnthropic, in_task: Path
+) -> None:
+    ok(in_task, "install", "claude", "--local", "--loop-command", str(LOOP_BIN))
+
+    claude_cli.prompt("say hi", cwd=in_task).ok()
+
+    (request,) = fake_anthropic.requests
+    assert request.contains("# Resume issue-7: retries")

@@ -26,6 +26,11 @@ _WORDS = {
 @click.option("--uninstall", is_flag=True, help="Take loop's hooks out again.")
 @click.option("--dry-run", is_flag=True, help="Only say what would change.")
 @click.option(
+    "--local",
+    is_flag=True,
+    help="Claude Code: .claude/settings.local.json (yours alone) instead of settings.json.",
+)
+@click.option(
     "--loop-command",
     metavar="COMMAND",
     help="How the harness should run loop (default: the absolute path of this loop).",
@@ -37,6 +42,7 @@ def install(
     harness: str,
     uninstall: bool,
     dry_run: bool,
+    local: bool,
     loop_command: str | None,
     json_output: bool,
 ) -> None:
@@ -53,10 +59,10 @@ def install(
     from the_loop.hooks.install import uninstall as run_uninstall
 
     if uninstall:
-        result = run_uninstall(env.root, harness, dry_run=dry_run)
+        result = run_uninstall(env.root, harness, dry_run=dry_run, local=local)
     else:
         entry = shlex.split(loop_command) if loop_command else entry_point(sys.argv[0])
-        result = run_install(env.root, harness, entry=entry, dry_run=dry_run)
+        result = run_install(env.root, harness, entry=entry, dry_run=dry_run, local=local)
     if wants_json(env, json_output):
         emit_json(result.to_json())
         return

@@ -14,7 +14,7 @@ from the_loop.hooks.payload import HookInput
 from the_loop.spec.project import Project, open_project
 
 
-@dataclass
+@dataclass(frozen=True)
 class HookCall:
     """What every event handler works from."""
 

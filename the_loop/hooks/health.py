@@ -16,15 +16,14 @@ from pathlib import Path
 
 from the_loop.errors import LoopError
 from the_loop.hooks import records, settings_file
-from the_loop.hooks.install import target
-from the_loop.hooks.payload import HARNESSES
+from the_loop.hooks.install import targets
 
 
 @dataclass(frozen=True)
 class HarnessHooks:
     """One harness's hooks in one project."""
 
-    harness: str
+    harness: str  # the target's name: claude, claude-local, codex
     settings: Path
     installed: dict[str, str]  # event → command
     missing: tuple[str, ...]  # events loop answers that are not installed
@@ -33,9 +32,16 @@ class HarnessHooks:
     problem: str | None = None  # the settings file cannot be read
 
     @property
+    def install_command(self) -> str:
+        if self.harness == "claude-local":
+            return "loop install claude --local"
+        return f"loop install {self.harness}"
+
+    @property
     def relevant(self) -> bool:
-        """Worth a line in ``loop doctor``: installed, fired, or broken."""
-        return bool(self.installed or self.fired or self.problem)
+        """Worth a line in ``loop doctor``: installed, broken, or (the shared file) fired."""
+        fired_here = bool(self.fired) and self.harness != "claude-local"
+        return bool(self.installed or self.problem or fired_here)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -58,14 +64,14 @@ class HarnessHooks:
         if self.installed:
             text = f"hooks ({self.harness}): installed in {where} for {len(self.installed)} events"
             if self.missing:
-                text += f"; missing: {', '.join(self.missing)} → `loop install {self.harness}`"
+                text += f"; missing: {', '.join(self.missing)} → `{self.install_command}`"
             out.append(text)
         else:
             out.append(f"hooks ({self.harness}): not installed, but fired before")
         for program in self.broken:
             out.append(
                 f"hooks ({self.harness}): the hook command's program {program} does not exist "
-                f"→ `loop install {self.harness}` again from the loop you use"
+                f"→ `{self.install_command}` again from the loop you use"
             )
         fired = [f"{event} {self.fired[event]}" for event in sorted(self.fired)]
         never = [e for e in self.installed if e not in self.fired]
@@ -80,8 +86,8 @@ def hook_health(root: Path) -> list[HarnessHooks]:
     """Each harness's hooks in the project at ``root``."""
     fired = records.fired(root)
     found = []
-    for harness in HARNESSES:
-        where = target(root, harness)
+    for where in targets(root):
+        harness = where.harness
         installed: dict[str, str] = {}
         problem = None
         try:
@@ -95,7 +101,7 @@ def hook_health(root: Path) -> list[HarnessHooks]:
         missing = tuple(e for e in where.events if installed and e not in installed)
         found.append(
             HarnessHooks(
-                harness,
+                where.name,
                 where.settings,
                 installed,
                 missing,

@@ -24,6 +24,7 @@ from typing import Any
 from the_loop.checkpoint.state_dir import read_json, state_dir, write_json
 from the_loop.config.loader import CONFIG_DIR
 from the_loop.errors import LoopError, RefusedError, UsageError
+from the_loop.git import repo as gitrepo
 from the_loop.hooks import settings_file
 from the_loop.hooks.payload import EVENTS
 from the_loop.io import atomic
@@ -36,21 +37,35 @@ FOLDER = "install"
 class Target:
     """Where one harness's hooks and commands go in a project."""
 
+    name: str  # names its records in the state folder: claude, claude-local, codex
     harness: str
     settings: Path
     commands: Path | None
     events: tuple[str, ...]
 
 
-def target(root: Path, harness: str) -> Target:
-    """The install target of ``harness`` in the project at ``root``."""
+def target(root: Path, harness: str, *, local: bool = False) -> Target:
+    """The install target of ``harness`` in the project at ``root``.
+
+    ``local``: Claude Code's per-person ``.claude/settings.local.json`` (its hooks
+    fire like the shared file's; slash commands stay with the shared install).
+    """
     if harness == "claude":
         folder = root / ".claude"
-        return Target(harness, folder / "settings.json", folder / "commands", EVENTS)
+        if local:
+            return Target("claude-local", harness, folder / "settings.local.json", None, EVENTS)
+        return Target(harness, harness, folder / "settings.json", folder / "commands", EVENTS)
     if harness == "codex":
+        if local:
+            raise UsageError("--local is for Claude Code's settings.local.json; Codex has none")
         # Codex 0.169.0 fires all six (checked against the real CLI); see docs/hooks.md.
-        return Target(harness, root / ".codex" / "hooks.json", None, EVENTS)
+        return Target(harness, harness, root / ".codex" / "hooks.json", None, EVENTS)
     raise UsageError(f"loop installs into claude or codex, not {harness!r}")
+
+
+def targets(root: Path) -> list[Target]:
+    """Every place loop may have installed hooks in the project."""
+    return [target(root, "claude"), target(root, "claude", local=True), target(root, "codex")]
 
 
 @dataclass(frozen=True)
@@ -119,7 +134,12 @@ def _shown(path: Path, root: Path) -> Path:
 
 
 def install(
-    root: Path, harness: str, *, entry: Sequence[str], dry_run: bool = False
+    root: Path,
+    harness: str,
+    *,
+    entry: Sequence[str],
+    dry_run: bool = False,
+    local: bool = False,
 ) -> InstallResult:
     """Merge loop's hooks for ``harness`` into the project (see the module docstring)."""
     if not (root / CONFIG_DIR).is_dir():
@@ -128,8 +148,8 @@ def install(
             f"{root} is not a loop project (no {CONFIG_DIR}/)",
             hint="`loop init` first, then `loop install " + harness + "`",
         )
-    where = target(root, harness)
-    manifest = _manifest(root, harness)
+    where = target(root, harness, local=local)
+    manifest = _manifest(root, where.name)
     before = _read(where.settings)
     text = before.decode("utf-8") if before is not None else None
     data = settings_file.parse(text or "", str(where.settings))
@@ -149,7 +169,7 @@ def install(
         first = "settings" not in manifest and not settings_file.installed_events(data, harness)
         if not dry_run:
             if first:
-                backup = _backup(root, harness, before, manifest)
+                backup = _backup(root, where.name, before, manifest)
             atomic_write(where.settings, new_text)
             manifest["settings"] = {
                 **manifest.get("settings", {}),
@@ -160,7 +180,7 @@ def install(
     changes += command_changes
     if not dry_run:
         manifest["entry"] = list(entry)
-        write_json(_state(root) / f"{harness}.json", manifest)
+        write_json(_state(root) / f"{where.name}.json", manifest)
     return InstallResult(
         harness,
         False,
@@ -168,7 +188,7 @@ def install(
         tuple(changes),
         backup,
         new_text if dry_run else None,
-        _notes(harness),
+        _notes(root, where),
     )
 
 
@@ -178,14 +198,12 @@ def _state(root: Path) -> Path:
     return folder
 
 
-def _backup(
-    root: Path, harness: str, before: bytes | None, manifest: dict[str, Any]
-) -> Path | None:
+def _backup(root: Path, name: str, before: bytes | None, manifest: dict[str, Any]) -> Path | None:
     """Keep the settings file as it was before loop first touched it."""
     settings: dict[str, Any] = {"existed": before is not None, "backup": None}
     path = None
     if before is not None:
-        path = _state(root) / f"{harness}-settings.orig"
+        path = _state(root) / f"{name}-settings.orig"
         atomic.write_bytes(path, before)
         settings["backup"] = path.name
     manifest["settings"] = settings
@@ -228,17 +246,19 @@ def _install_commands(
     return changes
 
 
-def uninstall(root: Path, harness: str, *, dry_run: bool = False) -> InstallResult:
+def uninstall(
+    root: Path, harness: str, *, dry_run: bool = False, local: bool = False
+) -> InstallResult:
     """Take loop's hooks (and unchanged slash commands) out again."""
-    where = target(root, harness)
-    manifest = _manifest(root, harness)
+    where = target(root, harness, local=local)
+    manifest = _manifest(root, where.name)
     changes = [_uninstall_settings(root, where, manifest, dry_run)]
     changes += _uninstall_commands(root, where, manifest, dry_run)
     if not dry_run:
-        _manifest_path(root, harness).unlink(missing_ok=True)
+        _manifest_path(root, where.name).unlink(missing_ok=True)
         backup = manifest.get("settings", {}).get("backup")
         if backup:
-            (_manifest_path(root, harness).parent / backup).unlink(missing_ok=True)
+            (_manifest_path(root, where.name).parent / backup).unlink(missing_ok=True)
     return InstallResult(harness, True, dry_run, tuple(changes), notes=())
 
 
@@ -259,7 +279,7 @@ def _uninstall_settings(
             return Change(shown, "removed", "loop created it")
         backup = recorded.get("backup")
         if backup:
-            original = (_manifest_path(root, where.harness).parent / backup).read_bytes()
+            original = (_manifest_path(root, where.name).parent / backup).read_bytes()
             if not dry_run:
                 atomic.write_bytes(where.settings, original)
             return Change(shown, "restored", "byte for byte, from the backup")
@@ -307,8 +327,16 @@ def _remove_empty(folder: Path, root: Path) -> None:
         folder = folder.parent
 
 
-def _notes(harness: str) -> tuple[str, ...]:
-    if harness == "codex":
+def _notes(root: Path, where: Target) -> tuple[str, ...]:
+    if where.name == "claude-local" and where.settings.exists():
+        in_git = gitrepo.find_repo_root(root) is not None
+        if in_git and not gitrepo.is_ignored(root, where.settings):
+            return (
+                f"{where.settings.relative_to(root)} is not ignored by git: add it to "
+                ".gitignore, or the next checkpoint commits it",
+            )
+        return ()
+    if where.harness == "codex":
         return (
             "Codex runs project hooks only in a trusted project whose hooks are trusted: "
             "`codex` → /hooks to review them once (or run with "
