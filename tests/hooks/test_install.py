@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -237,3 +238,17 @@ def test_local_is_for_claude_only(project: Path) -> None:
     ran = run(project, "install", "codex", "--local", "--loop-command", LOOP_BIN)
     assert ran.exit_code == 2
     assert "--local is for Claude Code's settings.local.json; Codex has none" in ran.stderr
+
+
+def test_without_loops_records_uninstall_only_takes_its_entries_out(project: Path) -> None:
+    settings = project / SETTINGS["claude"]
+    settings.parent.mkdir()
+    settings.write_text(THEIRS)
+    install(project, "claude")
+    shutil.rmtree(state(project) / "install")  # a fresh clone: the settings came with git
+    run(project, "install", "claude", "--loop-command", "/moved/bin/loop")
+
+    out = uninstall(project, "claude")
+
+    assert settings.exists(), out
+    assert json.loads(settings.read_text()) == json.loads(THEIRS)

@@ -170,6 +170,9 @@ def install(
         if not dry_run:
             if first:
                 backup = _backup(root, where.name, before, manifest)
+            # loop's entries were there without a record of installing them (state lost):
+            # no backup to restore, so uninstall will only take the entries out
+            manifest.setdefault("settings", {}).setdefault("existed", before is not None)
             atomic_write(where.settings, new_text)
             manifest["settings"] = {
                 **manifest.get("settings", {}),
