@@ -48,6 +48,10 @@ def test_past_the_soft_threshold_a_checkpoint_is_due_said_once(
         "(Claude Code: /compact)."
     )
     assert tool_use(in_task, transcript) == (None, None)  # said once, not after every call
+    # the effective policy stays remembered next to the announcement
+    record = session_record(in_task)
+    assert record["announced"] == "selective_drop"
+    assert record["policy"]["value"]["pressure"]["soft_tokens"] == 200_000
 
 
 def test_at_the_hard_threshold_work_is_blocked_with_the_command(

@@ -57,7 +57,7 @@ def on_post_tool_use(call: HookCall) -> HookAnswer:
         return NOTHING
     if found.tokens is None:
         return NOTHING
-    policy = _policy(call, record)
+    policy, record = _policy(call, record)
     if not policy.enabled:
         return NOTHING
     verdict = pressure_verdict(
@@ -93,7 +93,7 @@ def _stale(record: SessionRecord) -> bool:
     return record.last_seen[:16] != now[:16] or not record.last_seen
 
 
-def _policy(call: HookCall, record: SessionRecord) -> ContextPolicy:
+def _policy(call: HookCall, record: SessionRecord) -> tuple[ContextPolicy, SessionRecord]:
     """The effective ``contextManagement`` of the session's item (else the project's).
 
     Remembered in the session record with the sizes and times of the files it
@@ -108,7 +108,7 @@ def _policy(call: HookCall, record: SessionRecord) -> ContextPolicy:
         and cached.get("stats") == _stats(cached["files"])
     ):
         try:
-            return _policy_from(cached["value"])
+            return _policy_from(cached["value"]), record
         except (KeyError, TypeError, ValueError):
             pass  # written by another version: compute it again
     files = [str(call.root / CONFIG_DIR / CONFIG_FILE)]
@@ -122,8 +122,8 @@ def _policy(call: HookCall, record: SessionRecord) -> ContextPolicy:
             pass  # the item went away: the project's thresholds apply
     policy = policy or call.project.config.context
     value = {"item": record.item, "files": files, "stats": _stats(files), "value": asdict(policy)}
-    sessions.save(call.root, replace(record, extra={**record.extra, "policy": value}))
-    return policy
+    record = sessions.save(call.root, replace(record, extra={**record.extra, "policy": value}))
+    return policy, record
 
 
 def _stats(files: list[str]) -> list[list[int] | None]:
