@@ -206,7 +206,7 @@ def test_a_walk_with_the_usual_mistakes_ends_truthful(
     data = json.loads(adopted.stdout)
     assert data["reset"] == "clear"
     assert data["phase"] == "needs-review"
-    assert [(s["mode"], s["state"]) for s in data["settledResets"]] == [("compact", "superseded")]
+    assert [(s["mode"], s["state"]) for s in data["settledResets"]] == [("compact", "skipped")]
     entry = read_log(log).entries[-1]
     assert entry.summary == (
         "task 4 done: Wire ledger into poller (adopted: it was ticked by hand); "
@@ -214,7 +214,7 @@ def test_a_walk_with_the_usual_mistakes_ends_truthful(
     )
     assert entry.context is not None and entry.context.startswith("clear (about to): task 4 done")
     assert entry.fields["corrections"].endswith(
-        "was never confirmed: a later checkpoint came first; whether it happened is unknown"
+        "was not seen to happen: a later checkpoint came first and no compaction was seen"
     )
     step = json.loads(_ok(loop, repo, "execute-tasks", "9", "--json").stdout)
     assert step["step"] == "complete" and step["reset"] is None  # no second reset

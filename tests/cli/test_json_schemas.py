@@ -190,3 +190,9 @@ def test_context_output_keeps_to_its_schema(tmp_path: Path) -> None:
         "context", run(tmp_path, "context", "--transcript", str(transcript), "--json").stdout
     )
     assert data["state"] == "known" and data["tokensInUse"] > 0
+
+
+def test_install_output_keeps_to_its_schema(project: Path) -> None:
+    _valid("install", ok(project, "install", "claude", "--dry-run", "--json").stdout)
+    _valid("install", ok(project, "install", "claude", "--json").stdout)
+    _valid("install", ok(project, "install", "claude", "--uninstall", "--json").stdout)

@@ -2,7 +2,8 @@
 
 Boundaries map to resets through ``contextManagement`` (``enabled: false``
 means loop asks for no reset at all). Mid-task the only reset is compaction,
-and only when the window is under pressure. The pressure verdict has two arms,
+and only when the window is under pressure or its pressure is unknown (the
+safe side). The pressure verdict has two arms,
 tokens in use and percent of the window; the stricter wins, and a missing
 token count is reported as a gap, never read as zero.
 """
@@ -99,7 +100,16 @@ def boundary_reset(
 
 def _mid_task(policy: ContextPolicy, what: str, verdict: Verdict | None) -> Decision:
     if verdict is None:
-        return Decision(Reset.NONE, f"{what}; no pressure reading, so no reset")
+        # A missing reading is a gap, never evidence of a roomy window: the safe side.
+        if policy.mid_task == "off":
+            return Decision(
+                Reset.NONE, f"{what}; no pressure reading, and contextManagement.midTask is off"
+            )
+        return Decision(
+            Reset.COMPACT,
+            f"{what}; no pressure reading (a gap, not a low reading), so compaction to be "
+            "safe (contextManagement.midTask: compact; never clear mid-task)",
+        )
     if verdict is Verdict.NO_OP:
         return Decision(Reset.NONE, f"{what}; pressure verdict no_op")
     if policy.mid_task == "off":

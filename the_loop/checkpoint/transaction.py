@@ -341,6 +341,8 @@ def _step_reset(root: Path, journal: Journal) -> resets.ResetRecord | None:
     plan = journal.plan
     for row in plan.supersedes:
         resets.settle(root, resets.Supersession(*row))
+    # Whatever else this session still owes (another item's reset) did not happen.
+    resets.skip_superseded(root, plan.session, plan.id)
     if plan.reset == Reset.NONE.value:
         return None
     digest = journal.appended["digest"] if journal.appended else ""

@@ -44,6 +44,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "context": ("the_loop.cli.cmd_context", "context", "Tasks and checkpoints"),
     "reset": ("the_loop.cli.cmd_recover", "reset", "Recover"),
     "doctor": ("the_loop.cli.cmd_recover", "doctor", "Recover"),
+    "install": ("the_loop.cli.cmd_install", "install", "Agent harnesses"),
+    "hook": ("the_loop.cli.cmd_hook", "hook", "Agent harnesses"),
 }
 SECTIONS = (
     "Set up",
@@ -51,6 +53,7 @@ SECTIONS = (
     "See where things stand",
     "Tasks and checkpoints",
     "Recover",
+    "Agent harnesses",
 )
 
 

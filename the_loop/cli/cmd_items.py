@@ -121,6 +121,13 @@ def _status_detail(v: ItemStatus) -> None:
                 + dim(f"  → loop reset confirm {v.id} --session <id>"),
             )
         )
+    if v.skipped_resets:
+        rows.append(
+            (
+                "resets",
+                dim(f"{v.skipped_resets} skipped (the session went on without the reset)"),
+            )
+        )
     if v.interrupted_checkpoint:
         rows.append(
             (

@@ -27,14 +27,15 @@ def task() -> None:
 @task.command()
 @ITEM
 @TASK
+@SESSION
 @json_option
 @click.pass_obj
-def start(env: Env, item_ref: str, task_id: str, json_output: bool) -> None:
+def start(env: Env, item_ref: str, task_id: str, session: str | None, json_output: bool) -> None:
     """Mark task N in progress (refused while a dependency is open)."""
     from the_loop.spec.project import open_item
     from the_loop.workflow.task_transitions import start_task
 
-    started = start_task(open_item(env.root, item_ref, cwd=env.cwd), task_id)
+    started = start_task(open_item(env.root, item_ref, cwd=env.cwd), task_id, session=session)
     if wants_json(env, json_output):
         emit_json({"task": started.id, "state": "in-progress"})
         return

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from the_loop.checkpoint import plans
+from the_loop.checkpoint import plans, resets
 from the_loop.checkpoint import transaction as checkpoint
+from the_loop.checkpoint.lock import project_lock
 from the_loop.checkpoint.policy import Boundary, Decision, Reset, boundary_reset
 from the_loop.checkpoint.transaction import Outcome
 from the_loop.config.loader import PHASES
@@ -39,6 +40,7 @@ class Crossing:
     to_phase: str
     decision: Decision
     outcome: Outcome | None  # None in a dry run
+    closed_resets: tuple[resets.ResetRecord, ...] = ()  # left open, closed by ``finish``
 
     def to_json(self) -> dict[str, object]:
         data: dict[str, object] = {
@@ -248,7 +250,13 @@ def finish(report: ItemReport, by: str, *, session: str | None = None) -> Crossi
             settle_all=True,
         )
 
-    outcome = checkpoint.run(report.ctx.project.root, plan)
+    root = report.ctx.project.root
+    outcome = checkpoint.run(root, plan)
     if outcome is None:
         raise RefusedError(f"{report.id} changed meanwhile; run `loop status {report.id}`")
-    return Crossing(state.recorded, "complete", decision, outcome)
+    with project_lock(root):
+        # a complete item owes no reset: whatever is still open will never be confirmed
+        closed = resets.close_open(
+            root, report.id, note="closed by `loop finish`: the work item is complete"
+        )
+    return Crossing(state.recorded, "complete", decision, outcome, tuple(closed))

@@ -36,6 +36,7 @@ class ItemStatus:
     finding_counts: dict[str, int]
     tick_problems: tuple[TickProblem, ...] = ()
     tasks_path: str = ""
+    skipped_resets: int = 0  # resets the session went on without (closed as skipped)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -61,6 +62,7 @@ class ItemStatus:
                 else None
             ),
             "openResets": [r.to_json() for r in self.open_resets],
+            "skippedResets": self.skipped_resets,
             "interruptedCheckpoint": self.interrupted_checkpoint,
             "ticksWithoutCheckpoint": [p.to_json(self.tasks_path) for p in self.tick_problems],
             "findings": self.finding_counts,
@@ -99,4 +101,5 @@ def item_status(report: ItemReport) -> ItemStatus:
         finding_counts=counts(report.findings()),
         tick_problems=report.tick_problems,
         tasks_path=relative(report.item.artifacts["tasks"].path, root),
+        skipped_resets=resets.skipped_count(root, report.id),
     )

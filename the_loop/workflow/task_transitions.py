@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from the_loop.checkpoint import plans
+from the_loop.checkpoint import plans, sessions
 from the_loop.checkpoint import transaction as checkpoint
 from the_loop.checkpoint.policy import (
     Boundary,
+    Decision,
     PressureReading,
+    Reset,
     boundary_reset,
     one_reset,
     pressure_verdict,
@@ -23,6 +25,7 @@ from the_loop.workflow import tick_evidence
 from the_loop.workflow.item_report import ItemReport, fresh_report
 from the_loop.workflow.next_action import next_action
 from the_loop.workflow.next_step import concrete_did, concrete_next
+from the_loop.workflow.session_reading import session_pressure
 from the_loop.workflow.task_tests import TestRun, Verification, plan_test
 
 
@@ -89,8 +92,12 @@ def _first_ready_blocker(report: ItemReport, blockers: tuple[str, ...]) -> str:
     return f"none of them can start: `loop check {report.id}` says why"
 
 
-def start_task(ctx: ItemContext, task_id: str) -> Task:
-    """Mark a task in progress; refuses while one of its dependencies is open."""
+def start_task(ctx: ItemContext, task_id: str, *, session: str | None = None) -> Task:
+    """Mark a task in progress; refuses while one of its dependencies is open.
+
+    ``session`` (the agent's) is recorded as the task's owner, so the Stop hook
+    knows whose unsaved work it is.
+    """
     with checkpoint.locked(ctx.project.root):
         report = fresh_report(ctx)
         _require_executable(report)
@@ -99,6 +106,7 @@ def start_task(ctx: ItemContext, task_id: str) -> Task:
             raise RefusedError(f"task {task.id} is already done")
         _require_deps_done(report, task)
         set_state(report.item.artifacts["tasks"].path, task.id, TaskState.IN_PROGRESS)
+        sessions.own_task(ctx.project.root, session, ctx.item.id, task.id)
         return task
 
 
@@ -271,12 +279,25 @@ def mid_task(
     percent: float | None = None,
     tests: str | None = None,
     session: str | None = None,
+    compacting: str | None = None,
 ) -> tuple[Outcome, PressureReading]:
-    """An interim checkpoint inside a task; compaction if the window is under pressure."""
+    """An interim checkpoint inside a task; compaction if the window is under pressure.
+
+    Given no numbers, the reading comes from the session's own transcript; when
+    there is none either, the verdict names the gap and the reset is the safe
+    side (compaction). ``compacting`` says the harness is compacting right now
+    (the PreCompact hook): the reset is then that compaction, whatever the verdict.
+    """
     did = concrete_did(did)
+    found = None
+    if tokens is None and window is None and percent is None:
+        found = session_pressure(ctx.project.root, session)
+        tokens, window, percent = found.tokens, found.window, found.percent
     reading = pressure_verdict(
         ctx.config.context.pressure, tokens=tokens, window=window, percent=percent
     )
+    if found is not None:
+        reading = found.annotate(reading)
 
     # Filler and a Next: naming nothing are refused before the lock is taken.
     concrete_next(next_step, fresh_report(ctx))
@@ -290,9 +311,12 @@ def mid_task(
             chosen = active[0].id if len(active) == 1 else None
         task = _task(report, chosen) if chosen else None
         what = f"mid-task in task {task.id}" if task else "mid-task"
-        decision = boundary_reset(
-            ctx.config.context, Boundary.MID_TASK, what=what, verdict=reading.verdict
-        )
+        if compacting:
+            decision = Decision(Reset.COMPACT, f"{what}; {compacting}")
+        else:
+            decision = boundary_reset(
+                ctx.config.context, Boundary.MID_TASK, what=what, verdict=reading.verdict
+            )
         phase = report.phase.recorded or report.phase.implied
         summary = f"interim checkpoint during task {task.id}" if task else "interim checkpoint"
         entry = plans.EntryText(
