@@ -162,7 +162,7 @@ class _Driver:
                 return "stopped", stop
             started = {t.id for t in _tasks(report) if t.state is TaskState.IN_PROGRESS}
             with sheltered():
-                step = execute_step(self.ctx, session=self.keeper.session)
+                step = execute_step(_fresh(self.ctx), session=self.keeper.session)
             self._crossed(step)
             if step.kind != "task" or step.action.task is None or step.brief is None:
                 crossings += 1
@@ -193,7 +193,7 @@ class _Driver:
             "not performed: the run ended after its last task; no agent turn follows in it"
         )
         with sheltered():
-            step = execute_step(self.ctx, session=self.keeper.session)
+            step = execute_step(_fresh(self.ctx), session=self.keeper.session)
         outcome = self._crossed(step)
         if outcome is not None and outcome.record is not None:
             mark_dispatched(self.root, outcome.record)
@@ -444,6 +444,11 @@ class _Driver:
         delay = self.settings.backoff_seconds * 2 ** (failures - 1)
         if delay > 0:
             time.sleep(delay)
+
+
+def _fresh(ctx: ItemContext) -> ItemContext:
+    """The item as it is on disk now (an ``ItemContext`` holds the files it was opened with)."""
+    return fresh_report(ctx).ctx
 
 
 def _tasks(report: ItemReport) -> tuple[Task, ...]:
