@@ -179,3 +179,33 @@ def test_an_unfinished_task_over_the_hard_threshold_is_compacted_and_finished(
     assert compact["confirmed_session"] == compact["session"] == session_of(requests[0])
     task_done = [e for e in entries(root) if e.summary.startswith("task 1 done")][0]
     assert task_done.fields["did"].startswith("done-1.txt is there now. (claude, 2 runs;")
+
+
+def test_a_task_claude_checkpointed_itself_is_accepted_and_its_reset_performed(
+    claude_cli: ClaudeCli, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    fake_anthropic.add(run_command("RUN:"))
+    fake_anthropic.settings.after_tool_reply = Text("Recorded with loop task done.")
+    done_by_agent = (
+        "RUN: touch done-1.txt && loop task done 7 1 --did 'claude made done-1.txt'"
+        " --next 'implement task 2: retry ledger' --tests 'test -f done-1.txt: pass'"
+    )
+    tasks = (
+        TaskSpec("1", "config key", test="test -f done-1.txt", details=(done_by_agent,)),
+        TaskSpec("2", "retry ledger", ("1",)),
+    )
+    root = project(tmp_path, claude_cli, tasks, "clear")
+
+    done = drive(root, claude_cli)
+
+    assert task_commits(root) == {"1": 1, "2": 1}
+    first = [e for e in entries(root) if e.summary.startswith("task 1 done")]
+    assert [e.fields["did"] for e in first] == ["claude made done-1.txt"]
+    outcomes = [e["outcome"] for e in done if e["event"] == "agent-finished"]
+    assert outcomes == ["done-by-agent", "done"]
+    # `loop task done` ran inside Claude's Bash tool with LOOP_SESSION_ID set by the driver,
+    # so its clear names the session it was taken in and the new one verifies it.
+    one, two = (session_of(r) for r in briefs(fake_anthropic))
+    (reset,) = [h for h in reset_history(root) if h["session"] == one]
+    assert (reset["state"], reset["confirmed_session"]) == ("completed", two)
+    assert "unverified" not in reset["note"]

@@ -130,6 +130,10 @@ def run_process(
         for thread in threads:
             # A grandchild may keep a pipe open after the agent exits; do not wait on it.
             thread.join(timeout=2)
+        for stream in (child.stdin, child.stdout, child.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    stream.close()
     _drain(lines, out, on_line)
     return Finished(
         returncode=None if timed_out else child.returncode,
