@@ -268,7 +268,7 @@ def execute_tasks(
     session: str | None,
     json_output: bool,
 ) -> None:
-    """Walk the task DAG, one step per call (guide mode), or all of it with --agent.
+    """Walk the task DAG: one step per call, or all of it with --agent.
 
     Entering implementation crosses a phase boundary: checkpoint and the
     phaseBoundary reset. Otherwise hands out the next ready task (marked in
