@@ -121,6 +121,18 @@ def test_claude_reply_names_an_api_error() -> None:
     assert reply.error == "success, api_error, API status 500: API Error: 500 fake server error"
 
 
+def test_claude_reply_lists_the_tools_it_was_refused_once_each() -> None:
+    denial = {"tool_name": "Write", "tool_use_id": "toolu_1", "tool_input": {}}
+    stdout = lines(
+        {"type": "result", "is_error": False, "result": "I could not write the file.",
+         "session_id": "S1", "permission_denials": [denial, denial]},
+    )  # fmt: skip
+
+    reply = ClaudeAgent(("claude",), CLAUDE).reply(stdout, 0, "S1")
+
+    assert (reply.error, reply.denied) == (None, ("Write",))
+
+
 def test_claude_reply_without_a_result_has_no_session_unless_it_started() -> None:
     agent = ClaudeAgent(("claude",), CLAUDE)
 

@@ -52,7 +52,7 @@ class EventPrinter:
 
     def _progress(self, event: Progress) -> None:
         assert self.live is not None
-        session = f"session {event.session[:8]}" if event.session else "new session"
+        session = f"session {_short(event.session)}" if event.session else "new session"
         parts = [
             f"task {event.task}",
             f"run {event.run}",
@@ -77,7 +77,7 @@ def event_lines(event: Event) -> list[str]:
     """An event in words, for a terminal or a log."""
     if isinstance(event, TaskStarted):
         how = {"new": "new session", "resume": "resumed", "compact": "compacted, then resumed"}
-        session = f" {event.session[:8]}" if event.session and event.start != "new" else ""
+        session = f" {_short(event.session)}" if event.session and event.start != "new" else ""
         return [
             heading(f"task {event.task}: {event.title}")
             + dim(f"  run {event.run}/{event.max_runs}")
@@ -98,8 +98,8 @@ def event_lines(event: Event) -> list[str]:
         ]
     if isinstance(event, ResetDone):
         if event.state == "completed":
-            before = (event.session_before or "?")[:8]
-            after = (event.session_after or "?")[:8]
+            before = _short(event.session_before)
+            after = _short(event.session_after)
             return [f"  reset {event.mode}: " + good("done") + dim(f" ({before} → {after})")]
         return [f"  reset {event.mode}: " + warn(event.state) + f" — {event.how}"]
     if isinstance(event, TaskFailed):
@@ -161,6 +161,13 @@ def echo_plan(plan: DryRunPlan) -> None:
     if plan.brief:
         click.echo("")
         click.echo(plan.brief, nl=False)
+
+
+def _short(session: str | None) -> str:
+    """The end of a session id: time-ordered ids (Codex threads) share their start."""
+    if not session:
+        return "?"
+    return session if len(session) <= 8 else "…" + session[-8:]
 
 
 def _tokens(value: int | None) -> str:

@@ -63,6 +63,7 @@ class AgentReply:
     error: str | None
     tokens: int | None = None
     windows: Mapping[str, int] = field(default_factory=dict)
+    denied: tuple[str, ...] = ()  # tools the agent asked for and was not allowed
 
 
 class Agent(Protocol):

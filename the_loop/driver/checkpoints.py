@@ -51,7 +51,7 @@ def next_after(report: ItemReport, task_id: str, *, rerun: str) -> str:
 
 def continue_next(task: Task, rerun: str) -> str:
     """The Next: of an interim checkpoint inside ``task``."""
-    what = f"make its test `{task.test}` pass" if task.test else "finish it"
+    what = f"make its test {task.test} pass" if task.test else "finish it"
     return f"continue task {task.id}: {task.title}; {what} (`{rerun}` resumes it)"
 
 

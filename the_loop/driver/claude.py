@@ -97,6 +97,7 @@ class ClaudeAgent:
             error=error,
             tokens=tokens,
             windows=result_context_windows(result),
+            denied=_denied(result),
         )
 
     def live_tokens(self, line: str) -> int | None:
@@ -137,6 +138,15 @@ def _in_use(obj: Mapping[str, Any]) -> int | None:
     if not any(isinstance(v, int) for v in values):
         return None
     return sum(v for v in values if isinstance(v, int) and v >= 0)
+
+
+def _denied(result: Mapping[str, Any]) -> tuple[str, ...]:
+    """Tool names from ``permission_denials`` (a headless run cannot ask), each once."""
+    denials = result.get("permission_denials")
+    if not isinstance(denials, list):
+        return ()
+    names = [d.get("tool_name") for d in denials if isinstance(d, dict)]
+    return tuple(dict.fromkeys(n for n in names if isinstance(n, str) and n))
 
 
 def _text(value: object) -> str | None:

@@ -265,12 +265,10 @@ class _Driver:
                 self._finished(task, runs, turn, "done", _tested(verification))
                 self._finish_task(task, runs, turn, failures, verification)
                 return True
-            self._finished(task, runs, turn, "unfinished", verification.summary())
+            why = verification.summary() + _denied(turn)
+            self._finished(task, runs, turn, "unfinished", why)
             if runs >= max_runs:
-                reason = (
-                    f"task {task.id} is still unfinished after {runs} run(s): "
-                    f"{verification.summary()}"
-                )
+                reason = f"task {task.id} is still unfinished after {runs} run(s): {why}"
                 return self._give_up(task, runs, reason)
             self._under_pressure(task, turn, verification)
             prompt = continue_prompt(task, next_step=self._last_next(), verification=verification)
@@ -453,6 +451,14 @@ def _fresh(ctx: ItemContext) -> ItemContext:
 
 def _tasks(report: ItemReport) -> tuple[Task, ...]:
     return report.tasks.tasks if report.tasks is not None else ()
+
+
+def _denied(turn: Turn) -> str:
+    """Tools the agent was refused, and where to allow them (Claude Code)."""
+    denied = turn.reply.denied
+    if not denied:
+        return ""
+    return f"; tools refused: {', '.join(denied)} (allow them in agent.claude.allowedTools)"
 
 
 def _tested(verification: Verification | None) -> str:
