@@ -334,3 +334,22 @@ def test_max_tasks_needs_agent(tmp_path: Path) -> None:
 
     assert ran.returncode == 2
     assert "--max-tasks and --until go with --agent" in ran.stderr
+
+
+def test_a_rerun_of_a_finished_dag_runs_nothing_and_leaves_the_review_reset(
+    tmp_path: Path,
+) -> None:
+    root, log = project(tmp_path)
+    assert loop_process(root, "execute-tasks", "7", "--agent").returncode == 0
+    head = git(root, "rev-parse", "HEAD")
+
+    again = loop_process(root, "execute-tasks", "7", "--agent", "--json")
+
+    assert again.returncode == 0, again.stderr
+    assert len(runs(log)) == 4
+    assert git(root, "rev-parse", "HEAD") == head
+    summary = events(again.stdout)[-1]
+    assert (summary["status"], summary["tasksDone"]) == ("done", [])
+    assert "implementation → needs-review" in summary["openReset"]
+    (record,) = [json.loads(p.read_text()) for p in (root / RESETS).glob("*.json")]
+    assert record["state"] == "dispatched"

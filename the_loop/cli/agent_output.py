@@ -36,6 +36,7 @@ class EventPrinter:
         self.as_json = as_json
         self.live = live if live is not None and live.isatty() else None
         self._shown = False
+        self._last = ""
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, Progress):
@@ -62,15 +63,20 @@ class EventPrinter:
         ]
         if event.doing != "running":
             parts.append(event.doing)
-        self.live.write("\r\033[K" + " · ".join(parts))
+        text = " · ".join(parts)
+        if text == self._last:
+            return  # ticks come four times a second; redraw only what changed
+        self.live.write("\r\033[K" + text)
         self.live.flush()
         self._shown = True
+        self._last = text
 
     def _clear(self) -> None:
         if self._shown and self.live is not None:
             self.live.write("\r\033[K")
             self.live.flush()
             self._shown = False
+            self._last = ""
 
 
 def event_lines(event: Event) -> list[str]:
@@ -127,8 +133,9 @@ def summary_lines(summary: RunSummary) -> list[str]:
     lines += [f"  {name:<14} {value}" for name, value in rows]
     if summary.open_reset:
         lines.append(f"  {'open reset':<14} {summary.open_reset}")
-        confirm = f"loop reset confirm {summary.item} --session <id>"
-        lines.append(dim(f"  the next session performs it, then `{confirm}`"))
+        confirm = f"`loop reset confirm {summary.item} --session <id>`"
+        who = "the review session" if summary.status == "done" else "a rerun"
+        lines.append(dim(f"  {who} performs it (by hand: do it, then {confirm})"))
     if summary.status in ("failed", "interrupted"):
         lines.append(
             f"  rerun `loop execute-tasks {summary.item} --agent {summary.agent}` to go on "

@@ -106,7 +106,6 @@ class _Driver:
         self.active: Task | None = None
         self.active_runs = 0
         self.failure = ""
-        self.final_reset: str | None = None
         self.started = time.monotonic()
 
     # ---------------------------------------------------------------- the run
@@ -133,7 +132,7 @@ class _Driver:
             runs=self.keeper.runs,
             tokens_peak=self.keeper.tokens_peak,
             seconds=round(time.monotonic() - self.started, 3),
-            open_reset=self.final_reset or _describe(self.keeper.open_pending()),
+            open_reset=_describe(self.keeper.open_pending()),
         )
         self.listener(summary)
         return summary
@@ -189,15 +188,17 @@ class _Driver:
         return None
 
     def _finish(self, total: int) -> tuple[str, str]:
-        self.keeper.leave_pending(
-            "not performed: the run ended after its last task; no agent turn follows in it"
-        )
+        if fresh_report(self.ctx).phase.recorded not in ("needs-review", "complete"):
+            # A task's reset with no task after it; once in review, an open reset is the
+            # crossing's, and it belongs to the session that does the review.
+            self.keeper.leave_pending(
+                "not performed: the run ended after its last task; no agent turn follows in it"
+            )
         with sheltered():
             step = execute_step(_fresh(self.ctx), session=self.keeper.session)
         outcome = self._crossed(step)
         if outcome is not None and outcome.record is not None:
-            mark_dispatched(self.root, outcome.record)
-            self.final_reset = _describe(outcome.record)
+            self.keeper.pending = mark_dispatched(self.root, outcome.record)
         state.forget(self.root, self.item)
         return "done", f"all {total} tasks done"
 
