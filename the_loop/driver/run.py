@@ -35,6 +35,7 @@ from the_loop.checkpoint.resets import ResetRecord, mark_dispatched
 from the_loop.checkpoint.transaction import Outcome
 from the_loop.driver import state
 from the_loop.driver.agent_choice import choose_kind, make_agent
+from the_loop.driver.agents import Start
 from the_loop.driver.checkpoints import finish_task, interim, stop_note
 from the_loop.driver.events import (
     AgentFinished,
@@ -224,14 +225,15 @@ class _Driver:
             self.active_runs += 1
             runs = self.active_runs
             before = self.keeper.open_ids()
+            start = self.keeper.next_start()
             self.listener(
                 TaskStarted(
                     task=task.id,
                     title=task.title,
                     run=runs,
                     max_runs=max_runs,
-                    start=self.keeper.next_start().value,
-                    session=self.keeper.session,
+                    start=start.value,
+                    session=None if start is Start.NEW else self.keeper.session,
                 )
             )
             turn = self.keeper.turn(
