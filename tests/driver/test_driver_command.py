@@ -78,13 +78,17 @@ def test_clear_gives_each_task_a_new_session_and_confirms_every_reset(tmp_path: 
     assert history[0]["mode"] == "clear" and history[0]["state"] == "completed"
     assert history[0]["note"].startswith("unverified")
     assert history[0]["confirmed_session"] == done[0]["session"]
-    # Task 4's reset has no turn after it in this run: aborted, with the reason.
-    assert history[-1]["state"] == "aborted" and "last task" in history[-1]["note"]
+    # Task 4's checkpoint also entered needs-review: its reset (one for both boundaries)
+    # is left open for the session that does the review.
+    (open_record,) = [json.loads(p.read_text()) for p in (root / RESETS).glob("*.json")]
+    assert (open_record["mode"], open_record["state"]) == ("clear", "dispatched")
+    assert open_record["session"] == done[3]["session"]
     summary = events(ran.stdout)[-1]
     assert summary["event"] == "done" and summary["status"] == "done"
     assert summary["tasksDone"] == ["1", "2", "3", "4"]
     assert summary["sessions"] == [r["session"] for r in done]
     assert summary["resets"] == {"clear": 4}
+    assert "needs-review" in summary["openReset"]
 
 
 def test_compact_keeps_one_session_and_asks_it_to_compact_between_tasks(
@@ -100,8 +104,8 @@ def test_compact_keeps_one_session_and_asks_it_to_compact_between_tasks(
     assert len({r["session"] for r in done}) == 1
     assert [r["start"] for r in done] == ["new", "compact", "compact", "compact"]
     compacts = [h for h in reset_history(root) if h["mode"] == "compact"]
-    assert [h["state"] for h in compacts] == ["completed"] * 3 + ["aborted"]
-    assert all(h["confirmed_session"] == done[0]["session"] for h in compacts[:3])
+    assert [h["state"] for h in compacts] == ["completed"] * 3
+    assert all(h["confirmed_session"] == done[0]["session"] for h in compacts)
     assert "LOOP_SESSION_START=compact" in compacts[0]["note"]
 
 
@@ -131,7 +135,8 @@ def test_each_task_gets_its_brief_and_the_item_moves_to_review(tmp_path: Path) -
     assert first["prompt"].startswith("# issue-7 task 1: config key")
     assert "loop task done issue-7 1" in first["prompt"]
     last = entries(root)[-1]
-    assert last.summary == "entered needs-review"
+    assert last.summary == "task 4 done: docs; entered needs-review"
+    assert last.next == "all tasks done: review the work (`loop work-on issue-7` prints the brief)"
     task_one = [e for e in entries(root) if e.summary.startswith("task 1 done")][0]
     assert task_one.fields["did"].startswith("made done-1.txt for task 1 (command, 1 run;")
     assert task_one.next == (
@@ -145,7 +150,7 @@ def test_a_task_the_agent_checkpointed_itself_is_accepted(tmp_path: Path) -> Non
     body = (
         'pathlib.Path(f"done-{task}.txt").write_text("done\\n")\n'
         'subprocess.run(["loop", "task", "done", "7", task, "--did", f"agent did {task}",'
-        ' "--next", "implement the next ready task of issue-7", "--tests", "by hand"],'
+        ' "--next", "run `loop next 7` for the next ready task", "--tests", "by hand"],'
         " check=True, capture_output=True)\n"
     )
     root, log = project(tmp_path, body, task_boundary="clear")

@@ -23,7 +23,8 @@ from the_loop.spec.project import ItemContext
 from the_loop.tasks import Task, TaskList, TaskState
 from the_loop.telemetry import ContextReading
 from the_loop.workflow.item_report import ItemReport, fresh_report
-from the_loop.workflow.task_transitions import Verification, done_task, mid_task
+from the_loop.workflow.task_tests import Verification
+from the_loop.workflow.task_transitions import done_task, mid_task, prepare_done
 
 
 def next_after(report: ItemReport, task_id: str, *, rerun: str) -> str:
@@ -76,15 +77,10 @@ def finish_task(
     tests = None
     if verification is None:
         tests = "no _Test:_ command; the agent's clean finish is the only evidence"
-    return done_task(
-        ctx,
-        task.id,
-        did=did,
-        next_step=next_after(fresh_report(ctx), task.id, rerun=rerun),
-        tests=tests,
-        verification=verification,
-        session=session,
+    request = prepare_done(
+        ctx, task.id, did=did, next_step=next_after(fresh_report(ctx), task.id, rerun=rerun)
     )
+    return done_task(ctx, request, tests=tests, verification=verification, session=session)
 
 
 def interim(

@@ -9,7 +9,7 @@ and what went wrong; a compaction gets a focus built from that Next:.
 from __future__ import annotations
 
 from the_loop.tasks import Task
-from the_loop.workflow.task_transitions import Verification
+from the_loop.workflow.task_tests import Verification
 
 _OUTPUT_LINES = 20
 

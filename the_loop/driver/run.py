@@ -49,12 +49,12 @@ from the_loop.driver.events import (
 from the_loop.driver.interrupts import sheltered, stop_on_sigterm
 from the_loop.driver.prompts import compaction_focus, continue_prompt, interrupted_preface
 from the_loop.driver.sessions import SessionKeeper, Turn
-from the_loop.errors import DagError, LoopError, UsageError
+from the_loop.errors import DagError, LoopError, RefusedError, UsageError
 from the_loop.spec.project import ItemContext
 from the_loop.tasks import Task, TaskState, test_command
 from the_loop.workflow.execute_tasks import ExecuteStep, execute_step
 from the_loop.workflow.item_report import ItemReport, fresh_report
-from the_loop.workflow.task_transitions import Verification, verify
+from the_loop.workflow.task_tests import TestRun, Verification, plan_test, run_test
 
 _MAX_CROSSINGS = 3  # entering a phase twice in one run means something else moves it
 
@@ -96,8 +96,7 @@ class _Driver:
         self.agent = make_agent(self.settings, self.kind, self.env)
         self.rerun = f"loop execute-tasks {self.item} --agent {self.kind.value}"
         self.keeper = SessionKeeper(
-            root=self.root,
-            item=self.item,
+            ctx=ctx,
             agent=self.agent,
             env=self.env,
             timeout=float(self.settings.timeout_seconds),
@@ -221,6 +220,12 @@ class _Driver:
         failures: list[str] = []
         self.active = task
         self.active_runs = 0
+        try:
+            # Checked before the agent runs: a test that cannot run as written would
+            # leave every run of the task unverifiable.
+            test = self._plan_test(task)
+        except RefusedError as exc:
+            return self._give_up(task, 0, exc.render())
         while True:
             self.active_runs += 1
             runs = self.active_runs
@@ -263,7 +268,7 @@ class _Driver:
                     else brief
                 )
                 continue
-            verification = verify(self.ctx, task.id) if test_command(current) else None
+            verification = run_test(test) if test is not None else None
             if verification is None or verification.passed:
                 self._finished(task, runs, turn, "done", _tested(verification))
                 self._finish_task(task, runs, turn, failures, verification)
@@ -275,6 +280,12 @@ class _Driver:
                 return self._give_up(task, runs, reason)
             self._under_pressure(task, turn, verification)
             prompt = continue_prompt(task, next_step=self._last_next(), verification=verification)
+
+    def _plan_test(self, task: Task) -> TestRun | None:
+        """The task's ``_Test:_`` ready to run, None when it names none; refused if unrunnable."""
+        if test_command(task) is None:
+            return None
+        return plan_test(fresh_report(self.ctx), task)
 
     def _current(self, task: Task) -> Task:
         report = fresh_report(self.ctx)

@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from the_loop.checkpoint import resets
 from the_loop.checkpoint.resets import ResetRecord, open_resets
@@ -31,7 +30,9 @@ from the_loop.driver.agents import Agent, AgentReply, Invocation, Start, one_lin
 from the_loop.driver.events import Listener, ResetDone
 from the_loop.driver.process import Finished, run_process
 from the_loop.errors import RefusedError
+from the_loop.spec.project import ItemContext
 from the_loop.telemetry import ContextReading
+from the_loop.workflow.reset_abort import abort_reset
 
 # (what the agent is doing, tokens in use if known, seconds since the run started)
 ProgressSink = Callable[[str, "int | None", float], None]
@@ -79,15 +80,15 @@ class SessionKeeper:
     def __init__(
         self,
         *,
-        root: Path,
-        item: str,
+        ctx: ItemContext,
         agent: Agent,
         env: Mapping[str, str],
         timeout: float,
         listener: Listener,
     ) -> None:
-        self.root = root
-        self.item = item
+        self.ctx = ctx
+        self.root = ctx.project.root
+        self.item = ctx.item.id
         self.agent = agent
         self.env = env
         self.timeout = timeout
@@ -324,7 +325,9 @@ class SessionKeeper:
             self.pending = None
         if not self._is_open(record):
             return
-        resets.abort(self.root, self.item, checkpoint=record.checkpoint, reason=reason)
+        # Through `loop reset abort`'s path: the log's Context: line announced this reset,
+        # so a correction entry says it did not happen.
+        abort_reset(self.ctx, checkpoint_id=record.checkpoint, reason=reason)
         self.aborted += 1
         self.listener(
             ResetDone(
