@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from helpers import REPO_ROOT
 from helpers.project import (
     DESIGN,
     ITEM_DIR,
@@ -249,3 +250,18 @@ def task_commits(root: Path) -> dict[str, int]:
 def subjects(root: Path) -> list[str]:
     """Commit subjects on HEAD, oldest first."""
     return git(root, "log", "--reverse", "--format=%s").splitlines()
+
+
+def schema_errors(data: object) -> list[str]:
+    """What ``schema/output/execute-tasks.schema.json`` finds wrong with one JSON output."""
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+
+    folder = REPO_ROOT / "schema" / "output"
+    schemas = [json.loads(path.read_text()) for path in folder.glob("*.schema.json")]
+    registry = Registry().with_resources(
+        (schema["$id"], Resource.from_contents(schema)) for schema in schemas
+    )
+    (main,) = [s for s in schemas if s["$id"].endswith("/execute-tasks.schema.json")]
+    validator = Draft202012Validator(main, registry=registry)
+    return [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(data)]

@@ -24,6 +24,7 @@ from driver_project import (
     make_item,
     reset_history,
     runs,
+    schema_errors,
     spawn_loop,
     task_commits,
     wait_for,
@@ -358,3 +359,19 @@ def test_a_rerun_of_a_finished_dag_runs_nothing_and_leaves_the_review_reset(
     assert "implementation → needs-review" in summary["openReset"]
     (record,) = [json.loads(p.read_text()) for p in (root / RESETS).glob("*.json")]
     assert record["state"] == "dispatched"
+
+
+def test_every_json_line_keeps_to_the_output_schema(tmp_path: Path) -> None:
+    good, _ = project(tmp_path / "good", task_boundary="compact")
+    bad, _ = project(tmp_path / "bad", "sys.exit(3)", max_attempts=1)
+
+    plan = loop_process(good, "execute-tasks", "7", "--agent", "--dry-run", "--json")
+    ran = loop_process(good, "execute-tasks", "7", "--agent", "--json")
+    failed = loop_process(bad, "execute-tasks", "7", "--agent", "--json")
+
+    outputs = [json.loads(plan.stdout), *events(ran.stdout), *events(failed.stdout)]
+    kinds = {o.get("event", "plan") for o in outputs}
+    assert kinds == {
+        "plan", "task-started", "reset", "agent-finished", "checkpoint", "task-failed", "done"
+    }  # fmt: skip
+    assert {json.dumps(o)[:60]: schema_errors(o) for o in outputs if schema_errors(o)} == {}
