@@ -148,17 +148,31 @@ def mark_dispatched(root: Path, record: ResetRecord) -> ResetRecord:
     return updated
 
 
-def confirm(root: Path, item: str, session: str, *, checkpoint: str | None = None) -> ResetRecord:
-    """Complete an open reset: same session for a compact, a new one for a clear."""
+def confirm(
+    root: Path,
+    item: str,
+    session: str,
+    *,
+    checkpoint: str | None = None,
+    how: str | None = None,
+) -> ResetRecord:
+    """Complete an open reset: same session for a compact, a new one for a clear.
+
+    ``how`` says how the reset was performed (the headless driver records the
+    command it ran); it is kept in the record's note.
+    """
     with project_lock(root):
-        return _confirm(root, item, session, checkpoint)
+        return _confirm(root, item, session, checkpoint, how)
 
 
-def _confirm(root: Path, item: str, session: str, checkpoint: str | None) -> ResetRecord:
+def _confirm(
+    root: Path, item: str, session: str, checkpoint: str | None, how: str | None = None
+) -> ResetRecord:
     record = _pick(root, item, checkpoint, session)
-    note = None
+    note = how
     if record.session is None:
-        note = "unverified: no session id was recorded at the checkpoint"
+        unverified = "unverified: no session id was recorded at the checkpoint"
+        note = f"{unverified}; {how}" if how else unverified
     elif record.mode == "compact" and session != record.session:
         raise RefusedError(
             f"a compaction keeps the session, but {session!r} is not the checkpoint's "

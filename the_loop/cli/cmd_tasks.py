@@ -14,6 +14,7 @@ from the_loop.errors import UsageError
 
 if TYPE_CHECKING:
     from the_loop.checkpoint.policy import PressureReading
+    from the_loop.spec.project import ItemContext
 
 ITEM = click.argument("item_ref", metavar="ID")
 TASK = click.argument("task_id", metavar="N")
@@ -230,26 +231,66 @@ def pressure(
     _echo_reading(reading)
 
 
+class _AgentChoice(click.Choice):
+    """The agent kinds; a bare ``--agent`` (value "") means ``agent.kind`` from config."""
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> str:
+        if value == "":
+            return ""
+        return str(super().convert(value, param, ctx))
+
+
 @click.command(name="execute-tasks")
 @ITEM
+@click.option(
+    "--agent",
+    "agent",
+    type=_AgentChoice(["claude", "codex", "command"]),
+    is_flag=False,
+    flag_value="",
+    default=None,
+    help="Drive the DAG with a headless agent until it is done (bare --agent: agent.kind).",
+)
+@click.option("--max-tasks", type=click.IntRange(min=1), help="With --agent: stop after N tasks.")
+@click.option("--until", "until", metavar="TASK", help="With --agent: stop once TASK is done.")
 @click.option("--dry-run", is_flag=True, help="Only say what would be done.")
 @SESSION
 @json_option
 @click.pass_obj
 def execute_tasks(
-    env: Env, item_ref: str, dry_run: bool, session: str | None, json_output: bool
+    env: Env,
+    item_ref: str,
+    agent: str | None,
+    max_tasks: int | None,
+    until: str | None,
+    dry_run: bool,
+    session: str | None,
+    json_output: bool,
 ) -> None:
-    """Walk the task DAG, one step per call (guide mode).
+    """Walk the task DAG: one step per call, or all of it with --agent.
 
     Entering implementation crosses a phase boundary: checkpoint and the
     phaseBoundary reset. Otherwise hands out the next ready task (marked in
     progress) with its brief. Report back with `loop task done`, then call
     this again. When every task is done the item moves to needs-review.
+
+    With --agent claude|codex|command, loop runs the agent itself, task after
+    task: it verifies each task's test, checkpoints, and performs every reset
+    (a fresh session after a clear, a compacted one after a compact) until the
+    DAG is done, a task fails for good (exit 1) or Ctrl-C (exit 130; a rerun
+    resumes). See docs/agents.md.
     """
     from the_loop.spec.project import open_item
     from the_loop.workflow.execute_tasks import execute_step
 
+    if agent is None and (max_tasks is not None or until is not None):
+        raise UsageError("--max-tasks and --until go with --agent")
     ctx = open_item(env.root, item_ref, cwd=env.cwd)
+    if agent is not None:
+        _drive(ctx, agent or None, max_tasks, until, dry_run, wants_json(env, json_output))
+        return
     step = execute_step(ctx, dry_run=dry_run, session=session)
     if wants_json(env, json_output):
         emit_json(step.to_json())
@@ -271,6 +312,36 @@ def execute_tasks(
         if crossing is not None:
             click.echo("")
         click.echo(step.brief, nl=False)
+
+
+def _drive(
+    ctx: ItemContext,
+    agent: str | None,
+    max_tasks: int | None,
+    until: str | None,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """``execute-tasks --agent``: the headless driver, its events and summary."""
+    import os
+    import sys
+
+    from the_loop.cli.agent_output import EventPrinter, echo_plan
+    from the_loop.driver.run import DriveOptions, drive
+
+    options = DriveOptions(agent=agent, max_tasks=max_tasks, until=until, env=dict(os.environ))
+    if dry_run:
+        from the_loop.driver.dry_run import plan_run
+
+        plan = plan_run(ctx, options)
+        if as_json:
+            emit_json(plan.to_json())
+        else:
+            echo_plan(plan)
+        return
+    summary = drive(ctx, options, EventPrinter(as_json=as_json, live=sys.stderr))
+    if summary.exit_code:
+        raise click.exceptions.Exit(summary.exit_code)
 
 
 @click.command(name="log")

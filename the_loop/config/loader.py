@@ -93,12 +93,34 @@ class TestingSettings:
 
 
 @dataclass(frozen=True)
+class ClaudeAgentSettings:
+    """``agent.claude``: how Claude Code runs headless."""
+
+    allowed_tools: tuple[str, ...]
+    model: str | None
+    args: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CodexAgentSettings:
+    """``agent.codex``: how Codex runs headless."""
+
+    sandbox: str
+    model: str | None
+    args: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class AgentSettings:
     """``agent``: the headless driver."""
 
     kind: str
     command: tuple[str, ...]
     timeout_seconds: int
+    max_attempts: int
+    backoff_seconds: float
+    claude: ClaudeAgentSettings
+    codex: CodexAgentSettings
 
 
 @dataclass(frozen=True)
@@ -537,11 +559,29 @@ def _build(
             hook_timeout_seconds=int(cp["hookTimeoutSeconds"]),
             max_file_bytes=int(cp["maxFileBytes"]),
         ),
-        agent=AgentSettings(
-            kind=ag["kind"], command=tuple(ag["command"]), timeout_seconds=int(ag["timeoutSeconds"])
-        ),
+        agent=_agent(ag),
         warnings=tuple(f for f in findings if f.level is not Level.ERROR),
         testing=TestingSettings(shell=bool(merged.get("testing", {}).get("shell", False))),
+    )
+
+
+def _agent(ag: Mapping[str, Any]) -> AgentSettings:
+    claude = ag["claude"]
+    codex = ag["codex"]
+    return AgentSettings(
+        kind=ag["kind"],
+        command=tuple(ag["command"]),
+        timeout_seconds=int(ag["timeoutSeconds"]),
+        max_attempts=int(ag["maxAttempts"]),
+        backoff_seconds=float(ag["backoffSeconds"]),
+        claude=ClaudeAgentSettings(
+            allowed_tools=tuple(claude["allowedTools"]),
+            model=claude.get("model"),
+            args=tuple(claude["args"]),
+        ),
+        codex=CodexAgentSettings(
+            sandbox=codex["sandbox"], model=codex.get("model"), args=tuple(codex["args"])
+        ),
     )
 
 
