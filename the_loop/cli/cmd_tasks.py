@@ -100,7 +100,7 @@ def done(
         did=did,
         next_step=next_step,
         adopt=adopt,
-        verify=verify or ctx.config.checkpoint.verify_tests,
+        verify=True if verify else None,  # else checkpoint.verifyTests decides
     )
     verification = None
     if request.test is not None:

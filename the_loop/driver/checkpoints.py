@@ -78,7 +78,11 @@ def finish_task(
     if verification is None:
         tests = "no _Test:_ command; the agent's clean finish is the only evidence"
     request = prepare_done(
-        ctx, task.id, did=did, next_step=next_after(fresh_report(ctx), task.id, rerun=rerun)
+        ctx,
+        task.id,
+        did=did,
+        next_step=next_after(fresh_report(ctx), task.id, rerun=rerun),
+        verify=False,  # the driver ran the task's test itself, before this
     )
     return done_task(ctx, request, tests=tests, verification=verification, session=session)
 

@@ -128,9 +128,11 @@ def prepare_done(
     did: str,
     next_step: str,
     adopt: bool = False,
-    verify: bool = False,
+    verify: bool | None = None,
 ) -> DoneRequest:
     """Every check that takes milliseconds, so none of them waits for a test.
+
+    ``verify``: run the task's test (``None``: as ``checkpoint.verifyTests`` says).
 
     In order: the words (--did, --next), the project lock (an interrupted
     checkpoint is finished first), the approval of tasks.md (an edited, unapproved
@@ -139,6 +141,8 @@ def prepare_done(
     changed; ``done_task`` checks it all again under the lock after the test.
     """
     did = concrete_did(did)
+    if verify is None:
+        verify = ctx.config.checkpoint.verify_tests
     with checkpoint.locked(ctx.project.root):
         report = fresh_report(ctx)
         task = _task(report, task_id)
