@@ -2,8 +2,8 @@
 
 The corpus tests compare what ``loop graph --json`` reports with what this module
 extracts. It shares no code with ``the_loop`` and was written from reading the real
-files in ``shared/corpus`` (the forms are listed in ``notes/formats-survey.md``), so a
-gap in the engine's grammar shows up as a difference instead of being copied here.
+files in ``shared/corpus``, so a gap in the engine's grammar shows up as a difference
+instead of being copied here.
 
 What it reads, and nothing else:
 
