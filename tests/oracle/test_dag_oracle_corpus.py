@@ -14,8 +14,9 @@ simple extractor written from the corpus, sharing no code with ``the_loop``.
 A second test unticks every task of an item in a temporary copy and checks that
 ``loop next --all-ready`` lists only tasks whose stated dependencies are all done.
 
-Differences known today are strict ``xfail`` with the reason, so this file documents
-the gap; when the reader is fixed the test passes, XPASS fails, and the mark goes.
+A difference found later goes into ``GRAPH_GAPS``/``READY_GAPS`` as a strict
+``xfail`` with the reason, so this file documents the gap; when the reader is fixed
+the test passes, XPASS fails, and the mark goes. Today there is none.
 """
 
 from __future__ import annotations
@@ -37,43 +38,13 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 CORPORA_ROOT = REPO_ROOT.parent / "shared" / "corpus"
 CORPORA = ("the-loop-0.14.2", "the-loop-head-a")
 
-# (corpus, item) → why loop's DAG differs from the oracle today.
-GRAPH_GAPS: dict[tuple[str, str], str] = {
-    ("the-loop-0.14.2", "issue-1"): (
-        "the prose DAG (lines 94-97) states 1→3, 6→3, 3→5, 3→9, 5→8, 7→8, 9→8 beyond the "
-        "_Depends on:_ fields; loop reads only the fields and reports no disagreement"
-    ),
-    ("the-loop-0.14.2", "issue-70"): (
-        "the prose DAG `1 → {2, 3, 4, 5} → 6` (line 98) states 5→6; task 6's field says 2, 3, 4"
-    ),
-    ("the-loop-head-a", "issue-113"): (
-        "heading tasks (`### T1 — …` with `- [x] Done` below) are not read: loop sees 0 tasks"
-    ),
-    ("the-loop-head-a", "issue-124"): (
-        "the inline plain field `Depends on: T3–T8.` (task 9, line 42) is not read"
-    ),
-    ("the-loop-head-a", "issue-146"): (
-        "ids with a letter suffix (T12b, T12c, T12d) are not tasks; their mermaid edges drop"
-    ),
-    ("the-loop-head-a", "issue-152"): (
-        "task 6 has no _Depends on:_ field; loop drops its mermaid edges 2→6 and 4→6"
-    ),
-    ("the-loop-head-a", "issue-167"): (
-        "T3's prose `Depends on T1 and T2.` makes loop ignore the mermaid chart for T4-T7"
-    ),
-}
+# (corpus, item) → why loop's DAG differs from the oracle today, as a strict xfail.
+# Empty: every gap the first survey found (prose DAG lines, heading tasks, plain
+# inline fields, suffixed ids, tasks without fields beside a chart, `+` lists) is read.
+GRAPH_GAPS: dict[tuple[str, str], str] = {}
 
 # (corpus, item) → why `next --all-ready` offers a task too early today.
-READY_GAPS: dict[tuple[str, str], str] = {
-    ("the-loop-head-a", "issue-94"): (
-        "`depends on T4 (same close path) + T6 (config)` is not read, so task 5 looks ready"
-    ),
-    ("the-loop-head-a", "issue-146"): (
-        "T13 depends only on T12b and T12d, which are not tasks, so T13 looks ready"
-    ),
-    ("the-loop-head-a", "issue-152"): "task 6's mermaid dependencies 2, 4 are dropped",
-    ("the-loop-head-a", "issue-167"): "T4-T7's mermaid dependencies are dropped",
-}
+READY_GAPS: dict[tuple[str, str], str] = {}
 
 
 @dataclass(frozen=True)

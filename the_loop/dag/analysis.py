@@ -19,9 +19,11 @@ Conventions
   graph uses; later ones are reported and otherwise ignored.
 * **Blocked for good.** A task that is not done is *unschedulable* when it sits
   on a cycle (a non-trivial strongly connected component, or a
-  self-dependency), depends on an id that does not exist, or depends on a task
-  that is not done and unschedulable. Only unfinished dependencies block: a done
-  task never holds anything up.
+  self-dependency), depends on an id that does not exist, has a dependency
+  statement the reader did not understand (``Task.unread_depends_line``: it may
+  wait for something loop cannot see), or depends on a task that is not done and
+  unschedulable. Only unfinished dependencies block: a done task never holds
+  anything up.
 
 The ``next`` ranking
 --------------------
@@ -75,7 +77,7 @@ _NEARBY = 2
 def id_sort_key(task_id: str) -> IdKey:
     """Sort key for task ids: dotted numbers numerically, then the rest by text.
 
-    ``"3"`` < ``"3.2"`` < ``"10"`` < ``"T1"``. The id itself is the last
+    ``"3"`` < ``"3.2"`` < ``"10"`` < ``"10b"`` < ``"11"`` < ``"T1"``. The id itself is the last
     element so that ``"03"`` and ``"3"`` still compare deterministically.
     """
     if task_id.isdigit() and task_id.isascii():  # the common case, kept cheap
@@ -84,6 +86,14 @@ def id_sort_key(task_id: str) -> IdKey:
     # isascii: str.isdigit() also accepts digits such as "²" that int() rejects.
     if all(p.isascii() and p.isdigit() for p in parts):
         return (0, tuple(int(p) for p in parts), task_id)
+    head, last = parts[:-1], parts[-1]
+    if (
+        len(last) > 1
+        and last[-1].isalpha()
+        and all(p.isascii() and p.isdigit() for p in (*head, last[:-1]))
+    ):
+        # `12b` sorts right after 12 (same numbers, then the suffixed id)
+        return (0, tuple(int(p) for p in (*head, last[:-1])), task_id)
     return (1, (), task_id)
 
 
@@ -214,8 +224,15 @@ def _analyze(task_list: TaskList) -> DagReport:
     ]
     findings += (_cycle_finding(graph, cycle) for cycle in cycles)
 
+    tasks = graph.tasks
     blocked = [
-        not graph.done[i] and (group[i] >= 0 or graph.self_loop[i] or i in graph.unknown)
+        not graph.done[i]
+        and (
+            group[i] >= 0
+            or graph.self_loop[i]
+            or i in graph.unknown
+            or tasks[i].unread_depends_line is not None
+        )
         for i in range(graph.size)
     ]
     schedule = _schedule(graph, blocked)
@@ -509,5 +526,8 @@ def _blocked_by(graph: _Graph, group: list[int], ready: set[int]) -> dict[str, t
         holders = [ids[j] for j in held]
         if i in graph.unknown:
             holders = sorted(holders + graph.unknown[i], key=id_sort_key)
+        unread = graph.tasks[i].unread_depends_line
+        if unread is not None:
+            holders.append(f"what line {unread} says (not understood)")
         blocked_by[ids[i]] = tuple(holders)
     return blocked_by
