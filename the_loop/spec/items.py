@@ -252,10 +252,14 @@ def _front_checks(kind: str, front: FrontMatter) -> Iterator[Finding]:
         return
     declared = front.get("type")
     if declared is not None and str(declared) != kind:
+        # The upstream format treats requirements and bugfix as one artifact slot
+        # (its decision-045): a bugfix written as requirements.md is no mistake.
+        same_slot = {str(declared), kind} == {"requirements", "bugfix"}
         yield Finding(
-            Level.WARNING,
+            Level.INFO if same_slot else Level.WARNING,
             "item.type-mismatch",
-            f"front matter says type: {declared}, but the file is the {kind} artifact",
+            f"front matter says type: {declared}, but the file is the {kind} artifact"
+            + (" (the two fill the same slot)" if same_slot else ""),
             Where(path, front.line_of("type")),
             hint=f"set `type: {kind}`",
         )

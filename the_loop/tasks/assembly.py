@@ -223,6 +223,11 @@ class _Facts:
     unread_line: int | None = None
     requirements: dict[str, None] = field(default_factory=dict)
     requirements_line: int | None = None
+    # Ids in plain parentheses in the header: the task's citations only when it
+    # has no other (`(incl. user education, R10.4)` beside `_Requirements:_ R10`
+    # is a mention).
+    in_parentheses: dict[str, None] = field(default_factory=dict)
+    in_parentheses_line: int | None = None
     test: str | None = None
     test_line: int | None = None
     details: list[str] = field(default_factory=list)
@@ -259,6 +264,9 @@ def assemble(draft: Draft, ctx: Context) -> Task | None:
                 _read_text(detail, 0, block, facts, ctx, head.id, header=False)
         if block_fields:
             _take_fields(block_fields, block, facts, ctx, head.id)
+    if not facts.requirements and facts.in_parentheses:
+        facts.requirements = facts.in_parentheses
+        facts.requirements_line = facts.in_parentheses_line
     if not head.title:
         ctx.note(
             Level.WARNING,
@@ -472,7 +480,8 @@ def _read_text(
     """Clauses (``— depends on T1.``, ``Requirements: R1.``) and citation groups in ``text``.
 
     ``offset`` is where ``text`` starts in ``block.text`` (for lines). Plain
-    parenthesised citations count only in the task's header paragraph.
+    parenthesised citations count only in the task's header paragraph, and only
+    when the task cites nothing in any other way.
     """
     if "`" in text:  # code is quoted, never a statement: blank it, keeping offsets
         text = _CODE_RE.sub(lambda m: " " * len(m.group()), text)
@@ -489,9 +498,9 @@ def _read_paren_groups(text: str, offset: int, block: Block, facts: _Facts) -> N
     for m in _PAREN_GROUP_RE.finditer(text):
         found = parse_requirements(m.group(1), quiet=True)
         if found.ids:
-            if facts.requirements_line is None:
-                facts.requirements_line = block.line_at(offset + m.start())
-            facts.requirements.update(dict.fromkeys(found.ids))
+            if facts.in_parentheses_line is None:
+                facts.in_parentheses_line = block.line_at(offset + m.start())
+            facts.in_parentheses.update(dict.fromkeys(found.ids))
 
 
 def _read_clause(
