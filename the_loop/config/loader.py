@@ -24,6 +24,9 @@ from the_loop.io.textfile import decode_utf8
 
 CONFIG_DIR = ".the-loop"
 CONFIG_FILE = "config.yaml"
+# The upstream format's name for the same file; read where config.yaml is absent.
+UPSTREAM_CONFIG_FILE = "harness-config.yaml"
+# loop's own phases: the default `workflow.phases`.
 PHASES = (
     "not-started",
     "brainstorming",
@@ -34,7 +37,25 @@ PHASES = (
     "needs-review",
     "complete",
 )
-OPTIONAL_PHASES = frozenset({"brainstorming"})
+# Every phase the upstream format names, in its order: loop's eight and four
+# optional ones. A configured list keeps this order.
+ALL_PHASES = (
+    "not-started",
+    "phase-selection",
+    "brainstorming",
+    "requirements-definition",
+    "design",
+    "test-planning",
+    "tasks-breakdown",
+    "implementation",
+    "verification",
+    "needs-review",
+    "complete",
+    "cleanup",
+)
+OPTIONAL_PHASES = frozenset(
+    {"phase-selection", "brainstorming", "test-planning", "verification", "cleanup"}
+)
 
 Path_ = tuple[str | int, ...]
 
@@ -126,8 +147,22 @@ class OverrideSource:
 
 
 def config_path(repo: Path) -> Path:
-    """Where the repository's config file lives."""
-    return repo / CONFIG_DIR / CONFIG_FILE
+    """Where the repository's config file lives.
+
+    ``.the-loop/config.yaml``; where it is absent and the upstream name
+    ``.the-loop/harness-config.yaml`` exists, that one. With both present,
+    ``ConfigError`` names both: loop will not guess which one is meant.
+    """
+    folder = repo / CONFIG_DIR
+    ours, upstream = folder / CONFIG_FILE, folder / UPSTREAM_CONFIG_FILE
+    if ours.is_file() and upstream.is_file():
+        raise ConfigError(
+            f"two config files: {ours} and {upstream}",
+            where=Where(upstream),
+            hint=f"keep one: {UPSTREAM_CONFIG_FILE} is the upstream name of {CONFIG_FILE}; "
+            "move its settings into the other and delete it",
+        )
+    return upstream if upstream.is_file() and not ours.exists() else ours
 
 
 def check_file(path: Path) -> list[Finding]:
@@ -338,7 +373,7 @@ def _spec_dir_check(spec_dir: str, where: Any) -> list[Finding]:
 
 def _phase_checks(phases: list[str], where: Any) -> list[Finding]:
     missing = [p for p in PHASES if p not in phases and p not in OPTIONAL_PHASES]
-    order = [p for p in PHASES if p in phases]
+    order = [p for p in ALL_PHASES if p in phases]
     findings = []
     if missing:
         findings.append(
@@ -347,7 +382,9 @@ def _phase_checks(phases: list[str], where: Any) -> list[Finding]:
                 "config.phases-missing",
                 "$.workflow.phases: required phases missing: " + ", ".join(missing),
                 where(("workflow", "phases")),
-                hint="only brainstorming may be dropped from workflow.phases",
+                hint="only the optional phases ("
+                + ", ".join(p for p in ALL_PHASES if p in OPTIONAL_PHASES)
+                + ") may be left out of workflow.phases",
             )
         )
     elif list(phases) != order or len(set(phases)) != len(phases):

@@ -165,6 +165,8 @@ ARTIFACT_NAMES = {
     "bugfix.md": "requirements",
     "design": "design",
     "design.md": "design",
+    "testing-plan": "testing-plan",
+    "testing-plan.md": "testing-plan",
     "tasks": "tasks",
     "tasks.md": "tasks",
 }
@@ -176,7 +178,7 @@ def artifact_kind(name: str) -> str:
     if kind is None:
         raise UsageError(
             f"{name!r} is not an artifact that can be approved",
-            hint="one of: brainstorm, requirements (or bugfix), design, tasks",
+            hint="one of: brainstorm, requirements (or bugfix), design, testing-plan, tasks",
         )
     return kind
 

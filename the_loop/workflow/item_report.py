@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import cached_property
 from pathlib import Path
 
-from the_loop.config.loader import PHASES
+from the_loop.config.loader import ALL_PHASES
 from the_loop.dag.analysis import DagReport, analyze
 from the_loop.errors import LoopError, Where
 from the_loop.findings import Finding, Level, sorted_findings
@@ -157,17 +157,17 @@ class ItemReport:
         """The log's own transitions table recording a phase later than its ``phase:``."""
 
         recorded = self.phase.recorded
-        if recorded not in PHASES or log.text is None:
+        if recorded not in ALL_PHASES or log.text is None:
             return []
         path = log.path
         later = [
             (p, n)
             for p, n in entered_phases(log.text)
-            if p in PHASES and PHASES.index(p) > PHASES.index(recorded)
+            if p in ALL_PHASES and ALL_PHASES.index(p) > ALL_PHASES.index(recorded)
         ]
         if not later:
             return []
-        phase, line = max(later, key=lambda row: PHASES.index(row[0]))
+        phase, line = max(later, key=lambda row: ALL_PHASES.index(row[0]))
         return [
             Finding(
                 Level.WARNING,
