@@ -64,6 +64,27 @@ def tighter(
 ) -> Iterator[str]:
     """Every place where ``ours`` refuses something ``up`` accepts."""
     up, ours = _resolve(up_root, up), _resolve(our_root, ours)
+    yield from _keyword_problems(up, ours, path)
+    our_props = ours.get("properties", {})
+    our_extra = ours.get("additionalProperties", True)
+    for key, child in up.get("properties", {}).items():
+        if key in our_props:
+            yield from tighter(up_root, our_root, child, our_props[key], f"{path}.{key}")
+        elif our_extra is False:
+            yield f"{path}: unknown key {key!r} for loop"
+        elif isinstance(our_extra, dict):
+            yield from tighter(up_root, our_root, child, our_extra, f"{path}.{key}")
+    up_extra = up.get("additionalProperties", True)
+    if our_extra is False and up_extra is not False:
+        yield f"{path}: closed, upstream takes other keys"
+    if isinstance(up_extra, dict) and isinstance(our_extra, dict):
+        yield from tighter(up_root, our_root, up_extra, our_extra, f"{path}.*")
+    if isinstance(up.get("items"), dict) and isinstance(ours.get("items"), dict):
+        yield from tighter(up_root, our_root, up["items"], ours["items"], f"{path}[]")
+
+
+def _keyword_problems(up: dict[str, Any], ours: dict[str, Any], path: str) -> Iterator[str]:
+    """Keywords of one node (type, enum, pattern, bounds, required) tighter in ours."""
     up_types, our_types = _types(up), _types(ours)
     if our_types is not None and up_types is not None and not up_types <= our_types:
         yield f"{path}: type {sorted(our_types)} is narrower than {sorted(up_types)}"
@@ -82,22 +103,6 @@ def tighter(
     extra_required = set(ours.get("required", [])) - set(up.get("required", []))
     if extra_required:
         yield f"{path}: requires {sorted(extra_required)}, upstream does not"
-    our_props = ours.get("properties", {})
-    our_extra = ours.get("additionalProperties", True)
-    for key, child in up.get("properties", {}).items():
-        if key in our_props:
-            yield from tighter(up_root, our_root, child, our_props[key], f"{path}.{key}")
-        elif our_extra is False:
-            yield f"{path}: unknown key {key!r} for loop"
-        elif isinstance(our_extra, dict):
-            yield from tighter(up_root, our_root, child, our_extra, f"{path}.{key}")
-    up_extra = up.get("additionalProperties", True)
-    if our_extra is False and up_extra is not False:
-        yield f"{path}: closed, upstream takes other keys"
-    if isinstance(up_extra, dict) and isinstance(our_extra, dict):
-        yield from tighter(up_root, our_root, up_extra, our_extra, f"{path}.*")
-    if isinstance(up.get("items"), dict) and isinstance(ours.get("items"), dict):
-        yield from tighter(up_root, our_root, up["items"], ours["items"], f"{path}[]")
 
 
 def test_loops_schema_is_nowhere_tighter_than_upstreams() -> None:

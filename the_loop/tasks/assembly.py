@@ -253,17 +253,7 @@ def assemble(draft: Draft, ctx: Context) -> Task | None:
     if fields:
         _take_fields(fields, para, facts, ctx, head.id)
     for block in draft.blocks:
-        if block.field is not None:
-            kind, value, _offset = block.field
-            _take_field(kind, value, block.lines[0], facts, ctx, head.id)
-            continue
-        detail, block_fields = _split_fields(block.text, plain=True)
-        if detail:
-            facts.details.append(detail)
-            if _worth_reading(detail):
-                _read_text(detail, 0, block, facts, ctx, head.id, header=False)
-        if block_fields:
-            _take_fields(block_fields, block, facts, ctx, head.id)
+        _read_block(block, facts, ctx, head.id)
     if not facts.requirements and facts.in_parentheses:
         facts.requirements = facts.in_parentheses
         facts.requirements_line = facts.in_parentheses_line
@@ -298,6 +288,21 @@ def assemble(draft: Draft, ctx: Context) -> Task | None:
     ctx.tasks.append(task)
     ctx.stated.append(facts.stated)
     return task
+
+
+def _read_block(block: Block, facts: _Facts, ctx: Context, task_id: str) -> None:
+    """One sub-item: a lone field (the template's fast path), or details and fields."""
+    if block.field is not None:
+        kind, value, _offset = block.field
+        _take_field(kind, value, block.lines[0], facts, ctx, task_id)
+        return
+    detail, block_fields = _split_fields(block.text, plain=True)
+    if detail:
+        facts.details.append(detail)
+        if _worth_reading(detail):
+            _read_text(detail, 0, block, facts, ctx, task_id, header=False)
+    if block_fields:
+        _take_fields(block_fields, block, facts, ctx, task_id)
 
 
 def has_task_id(text: str) -> bool:
