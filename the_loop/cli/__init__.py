@@ -86,8 +86,12 @@ class LoopGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         debug = bool(ctx.params.get("debug"))
+        # `loop --json …` or `loop <command> … --json`: errors are JSON as well.
+        json_output = bool(ctx.params.get("json_output")) or "--json" in ctx.args
         try:
-            return guarded(lambda: super(LoopGroup, self).invoke(ctx), debug=debug)
+            return guarded(
+                lambda: super(LoopGroup, self).invoke(ctx), debug=debug, json_output=json_output
+            )
         finally:
             _report_recoveries()
 

@@ -217,13 +217,22 @@ def with_overrides(base: Config, overrides: Sequence[OverrideSource]) -> Config:
     return _build(merged, origins, base.file, [*base.warnings, *findings])
 
 
-def _raise_if_failing(findings: list[Finding]) -> None:
-    if failing(findings):
-        raise ConfigError(
+class InvalidConfig(ConfigError):
+    """A config (or a work item's overrides) with errors; ``findings`` lists each one."""
+
+    def __init__(self, findings: list[Finding]) -> None:
+        ordered = sorted_findings(findings)
+        super().__init__(
             "the configuration is invalid",
-            details=tuple(f.render() for f in sorted_findings(findings)),
+            details=tuple(f.render() for f in ordered),
             hint="fix the findings above; `loop config validate` checks the file alone",
         )
+        self.findings = tuple(ordered)
+
+
+def _raise_if_failing(findings: list[Finding]) -> None:
+    if failing(findings):
+        raise InvalidConfig(findings)
 
 
 def _read(path: Path) -> tuple[Any, dict[str, Any] | None, list[Finding]]:
