@@ -401,3 +401,27 @@ def test_ring_of_100k_is_one_cycle() -> None:
     assert codes(report) == ["dag.cycle"]
     assert report.cycles == (tuple(str(i) for i in range(1, n + 1)),)
     assert len(report.unschedulable) == n
+
+
+# --- rendering titles literally ----------------------------------------------------
+
+
+def test_mermaid_and_dot_labels_print_titles_literally() -> None:
+    from the_loop.dag.render import render_dot, render_mermaid
+    from the_loop.tasks import parse_tasks
+
+    title = 'Say "hi" — uses `code`, a <b> tag and C:\\path'
+    tasks = parse_tasks(f"- [ ] 1. {title}\n- [ ] 2. Next\n  - _Depends on:_ 1\n", Path("t.md"))
+    dag = analyze(tasks)
+    mermaid = render_mermaid("issue-1", tasks, dag)
+    assert (
+        '  T1["1 Say #quot;hi#quot; — uses `code`, a #lt;b#gt; tag and C:\\path"]:::ready'
+        in mermaid.splitlines()
+    )
+    assert "\\u" not in mermaid and "\\#" not in mermaid
+    dot = render_dot("issue-1", tasks, dag)
+    assert (
+        '  "1" [label="1. Say \\"hi\\" — uses `code`, a <b> tag and C:\\\\path\\n(ready)", '
+        'fillcolor="#d0ebff"];' in dot.splitlines()
+    )
+    assert "\\u" not in dot

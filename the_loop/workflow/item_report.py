@@ -147,7 +147,7 @@ class ItemReport:
                     "log.no-next",
                     "the last log entry has no **Next:**, so a fresh session has no "
                     f"resume anchor (entry {entry.stamp} — {entry.summary})",
-                    Where(log.path),
+                    Where(log.path, entry.line or _entry_line(log.path, entry.stamp)),
                     hint="the next checkpoint writes one",
                 )
             ]
@@ -190,6 +190,16 @@ def fresh_report(ctx: ItemContext) -> ItemReport:
     """A new report on the item as it is on disk now (files change under a lock)."""
 
     return ItemReport(item_context(ctx.project, load_item(ctx.item.path, ctx.item.spec_root)))
+
+
+def _entry_line(path: Path, stamp: str) -> int | None:
+    """The line of the last heading carrying ``stamp`` (an entry read from the tail has none)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    at = text.rfind(f"### {stamp}")
+    return text.count("\n", 0, at) + 1 if at >= 0 else None
 
 
 def _first_heading(text: str) -> str | None:
