@@ -425,3 +425,18 @@ def test_mermaid_and_dot_labels_print_titles_literally() -> None:
         'fillcolor="#d0ebff"];' in dot.splitlines()
     )
     assert "\\u" not in dot
+
+
+def test_an_unknown_dependency_is_an_error_only_when_every_task_line_was_read() -> None:
+    from the_loop.tasks import parse_tasks
+
+    certain = analyze(parse_tasks("- [ ] 1. A\n- [ ] 2. B\n  - _Depends on:_ 3\n", Path("t.md")))
+    assert [(f.level, f.code) for f in certain.findings] == [
+        (Level.ERROR, "dag.unknown-dependency")
+    ]
+    text = "- [ ] 1. A\n- [ ] Three, without its id\n- [ ] 2. B\n  - _Depends on:_ 3\n"
+    unsure = analyze(parse_tasks(text, Path("t.md")))
+    (finding,) = unsure.findings
+    assert (finding.level, finding.code) == (Level.WARNING, "dag.unconfirmed-dependency")
+    assert "line 2 was not understood" in finding.message
+    assert unsure.ready == ("1",)  # task 2 still waits: its dependency is not done

@@ -215,7 +215,7 @@ def _analyze(task_list: TaskList) -> DagReport:
     findings: list[Finding] = []
     first = _first_definitions(task_list, findings)
     graph = _build_graph(task_list.path, first)
-    findings += _edge_findings(graph)
+    findings += _edge_findings(graph, task_list.not_understood())
 
     order, ordered = _topological_order(graph)
     group = cyclic_groups(graph.dependents, ordered)
@@ -316,22 +316,18 @@ def _build_graph(path: Path, first: Mapping[str, Task]) -> _Graph:
     return graph
 
 
-def _edge_findings(graph: _Graph) -> list[Finding]:
-    """Unknown dependencies, self-dependencies, done tasks with unfinished deps."""
+def _edge_findings(graph: _Graph, unread: Finding | None) -> list[Finding]:
+    """Unknown dependencies, self-dependencies, done tasks with unfinished deps.
+
+    A dependency on an id no task has is an error only when every task-like line
+    was read (``unread`` is None); otherwise it may be the task loop could not
+    read, and it is a warning naming that line.
+    """
     findings: list[Finding] = []
     tasks, done = graph.tasks, graph.done
     for i, missing in graph.unknown.items():
         task = tasks[i]
-        findings += (
-            Finding(
-                Level.ERROR,
-                "dag.unknown-dependency",
-                f"task {task.id} at line {task.line} depends on {dep}, which does not exist",
-                _depends_where(graph, task),
-                hint=_nearby_hint(graph, dep),
-            )
-            for dep in missing
-        )
+        findings += (_unknown_dependency(graph, task, dep, unread) for dep in missing)
     for i in (i for i, loops in enumerate(graph.self_loop) if loops):
         task = tasks[i]
         findings.append(
@@ -347,6 +343,26 @@ def _edge_findings(graph: _Graph) -> list[Finding]:
         if done[i]:
             findings += (_done_on_open(graph, tasks[i], tasks[j]) for j in deps if not done[j])
     return findings
+
+
+def _unknown_dependency(graph: _Graph, task: Task, dep: str, unread: Finding | None) -> Finding:
+    if unread is None:
+        return Finding(
+            Level.ERROR,
+            "dag.unknown-dependency",
+            f"task {task.id} at line {task.line} depends on {dep}, which does not exist",
+            _depends_where(graph, task),
+            hint=_nearby_hint(graph, dep),
+        )
+    line = unread.where.line if unread.where else None
+    return Finding(
+        Level.WARNING,
+        "dag.unconfirmed-dependency",
+        f"task {task.id} at line {task.line} depends on {dep}, which is not among the tasks "
+        f"read; line {line} was not understood and may be that task",
+        _depends_where(graph, task),
+        hint=_nearby_hint(graph, dep),
+    )
 
 
 def _depends_where(graph: _Graph, task: Task) -> Where:

@@ -81,6 +81,20 @@ class TaskList:
     findings: tuple[Finding, ...]
     dependency_source: str = "none"
 
+    def not_understood(self) -> Finding | None:
+        """The first line that may be a task loop could not read, if any.
+
+        With one, an id that is not found may be that task: a dependency on it is
+        not certainly unknown.
+        """
+        return next((f for f in self.findings if f.code in TASK_NOT_UNDERSTOOD), None)
+
+
+# Findings about lines that may be tasks the reader could not read.
+TASK_NOT_UNDERSTOOD = frozenset(
+    {"tasks.no-id", "tasks.heading-no-checkbox", "tasks.unclosed-fence"}
+)
+
 
 def new_task(values: dict[str, object]) -> Task:
     """A ``Task`` holding ``values``, built without the generated frozen ``__init__``.
