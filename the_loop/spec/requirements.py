@@ -65,6 +65,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
@@ -128,6 +129,11 @@ class RequirementSet:
     def not_understood(self) -> Finding | None:
         """The first finding that makes the file incomplete, if any."""
         return next((f for f in self.findings if f.code in NOT_UNDERSTOOD), None)
+
+    @cached_property
+    def families(self) -> frozenset[str]:
+        """The letters the defined ids and aliases start with (``R``, ``AC``, …), once."""
+        return frozenset(_family(i) for i in (*self.ids, *self.aliases))
 
     def resolve(self, req_id: str) -> str | None:
         """The defined id ``req_id`` names, directly or through an alias; None if neither."""

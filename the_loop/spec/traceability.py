@@ -58,6 +58,7 @@ NFR = "NFR"
 # uncited one is not reported.
 _COVERED_FAMILIES = REQUIREMENT_FAMILIES | {"US"}
 _CITED_ID = re.compile(r"^([A-Z]*)([0-9].*)$")
+_TOPS = "\0tops"  # the hints cache key of the list of top-level ids
 
 
 def _family_of(req_id: str) -> str:
@@ -89,20 +90,7 @@ def resolve_citation(reqs: RequirementSet, cited: str) -> tuple[str, ...]:
 
 
 def _uses_family(reqs: RequirementSet, family: str) -> bool:
-    prefix_len = len(family)
-    return any(
-        i.startswith(family) and i[prefix_len : prefix_len + 1].isdigit()
-        for i in (*reqs.ids, *reqs.aliases)
-    )
-
-
-def _families(reqs: RequirementSet) -> frozenset[str]:
-    found = set()
-    for req_id in (*reqs.ids, *reqs.aliases):
-        m = _CITED_ID.match(req_id)
-        if m:
-            found.add(m.group(1))
-    return frozenset(found)
+    return family in reqs.families
 
 
 def trace(reqs: RequirementSet, tasks: TaskList) -> list[Finding]:
@@ -117,7 +105,7 @@ def trace(reqs: RequirementSet, tasks: TaskList) -> list[Finding]:
     if not reqs.ids:
         return [_no_ids(reqs, tasks)]
     children = _children(reqs)
-    families = _families(reqs)
+    families = reqs.families
     hints: dict[str, str] = {}
     findings: list[Finding] = []
     covered: set[str] = set()
@@ -167,6 +155,8 @@ def _unresolved(
             hint="add a `## Non-functional requirements` section, or cite a requirement id",
         )
     if family not in REQUIREMENT_FAMILIES and family not in families:
+        if _TOPS not in hints:  # computed once per trace, not per citation
+            hints[_TOPS] = _ranges(_tops(reqs))
         return Finding(
             Level.INFO,
             "trace.other-reference",
@@ -174,7 +164,7 @@ def _unresolved(
             "read as a reference to something else (a design decision, an abuse case, a "
             "test), not checked",
             where,
-            hint=f"cite requirement ids of {name} ({_ranges(_tops(reqs))}) to have them traced",
+            hint=f"cite requirement ids of {name} ({hints[_TOPS]}) to have them traced",
         )
     if cited not in hints:
         hints[cited] = _closest(cited, reqs, children)

@@ -253,7 +253,10 @@ def assemble(draft: Draft, ctx: Context) -> Task | None:
     if fields:
         _take_fields(fields, para, facts, ctx, head.id)
     for block in draft.blocks:
-        _read_block(block, facts, ctx, head.id)
+        if block.field is not None:  # `  - _Key:_ value`: most lines of a large file
+            _take_field(block.field[0], block.field[1], block.lines[0], facts, ctx, head.id)
+        else:
+            _read_block(block, facts, ctx, head.id)
     if not facts.requirements and facts.in_parentheses:
         facts.requirements = facts.in_parentheses
         facts.requirements_line = facts.in_parentheses_line
@@ -291,11 +294,7 @@ def assemble(draft: Draft, ctx: Context) -> Task | None:
 
 
 def _read_block(block: Block, facts: _Facts, ctx: Context, task_id: str) -> None:
-    """One sub-item: a lone field (the template's fast path), or details and fields."""
-    if block.field is not None:
-        kind, value, _offset = block.field
-        _take_field(kind, value, block.lines[0], facts, ctx, task_id)
-        return
+    """One sub-item that is not a lone field: its details, clauses and fields."""
     detail, block_fields = _split_fields(block.text, plain=True)
     if detail:
         facts.details.append(detail)

@@ -71,19 +71,20 @@ def resolve_source(
     """
     tasks = ctx.tasks
     known = {t.id for t in tasks}
-    sources = [
-        s
-        for s in (
-            _fields(ctx),
-            _charts(charts, known, ctx),
-            _prose(prose, known, ctx),
-        )
-        if s.stated
-    ]
+    others = [s for s in (_charts(charts, known, ctx), _prose(prose, known, ctx)) if s.stated]
     unread = {tasks[i].id: line for i, line in ctx.unread_depends.items()}
-    if len(sources) > 1:
-        _compare(sources, tasks, unread, ctx)
-    final = tuple(_joined(task, sources, unread) for task in tasks)
+    if not others:
+        # The fields alone: each task already holds its answer (the common, large case).
+        final = tuple(
+            replace(t, unread_depends_line=unread[t.id]) if t.id in unread else t for t in tasks
+        )
+        fields = any(s and i not in ctx.unread_depends for i, s in enumerate(ctx.stated))
+        sources = [_Source("fields", "")] if fields else []
+    else:
+        sources = [s for s in (_fields(ctx), *others) if s.stated]
+        if len(sources) > 1:
+            _compare(sources, tasks, unread, ctx)
+        final = tuple(_joined(task, sources, unread) for task in tasks)
     if not sources and len(tasks) > 1 and not unread:
         ctx.note(
             Level.INFO,
