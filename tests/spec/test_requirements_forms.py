@@ -197,3 +197,37 @@ def test_other_families_and_nfr_are_never_errors() -> None:
 def test_uncited_ids_of_other_families_are_not_owed_a_task() -> None:
     text = "### R1 — t\n## Root cause\n| C1 | `a.py` |\n| C2 | `b.py` |\n"
     assert _trace(text, "R1", "C1") == []
+
+
+# --- bold paragraphs ---------------------------------------------------------------------
+
+
+def test_a_requirement_heading_written_in_bold_opens_its_section() -> None:
+    text = "## Requirements\n\n**Requirement 1 — one**\n\n1. a\n2. b\n\n**R2: two**\n1. c\n"
+    reqs = parse(text)
+    assert lines(reqs) == {"R1": 3, "R1.1": 5, "R1.2": 6, "R2": 8, "R2.1": 9}
+    assert reqs.ids["R1"].text == "one"
+
+
+def test_a_paragraph_opening_with_a_bold_id_defines_it() -> None:
+    text = "### Requirement 1 — t\n\n**AC1.1** WHEN a THEN b.\n\n**User story:** prose\n"
+    reqs = parse(text)
+    assert list(reqs.ids) == ["R1", "R1.1"]
+    assert reqs.ids["R1.1"].text == "WHEN a THEN b."
+    assert reqs.findings == ()
+
+
+def test_a_table_or_bold_paragraph_repeating_an_id_is_a_mention_not_a_duplicate() -> None:
+    text = (
+        "**B1 — two pollers run.** prose\n\n| # | Where |\n|---|---|\n| B1 | `poll.py` |\n"
+        "| R1 | summary row before the heading |\n\n### R1 — real\n1. a\n"
+    )
+    reqs = parse(text)
+    assert lines(reqs) == {"B1": 1, "R1": 8, "R1.1": 9}
+    assert reqs.findings == ()
+
+
+def test_a_bold_label_may_end_with_a_period() -> None:
+    reqs = parse("## Steps to reproduce\n\n**B1.** Start a poller.\n")
+    assert lines(reqs) == {"B1": 3}
+    assert reqs.findings == ()

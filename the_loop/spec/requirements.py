@@ -387,6 +387,7 @@ class _Parser:
         self.item: _Item | None = None
         self.list_open = False  # the last item was numbered and nothing ended its list
         self.nfr_line: int | None = None
+        self.weak: set[str] = set()  # ids only a table row or a bold paragraph defined
 
     def feed(self, lineno: int, line: str) -> None:
         heading = _HEADING.match(line)
@@ -420,10 +421,12 @@ class _Parser:
             elif self.section is None and _ACCEPTANCE_PARAGRAPH.match(line.strip()):
                 # Closed by the next heading, whatever its level.
                 self.section = _Section("acceptance", 7)
+            elif line.startswith("**"):
+                self._bold_paragraph(lineno, line.strip())
 
     # -- headings ---------------------------------------------------------- #
 
-    def _heading(self, lineno: int, level: int, title: str) -> None:
+    def _heading(self, lineno: int, level: int, title: str, *, weak: bool = False) -> None:
         if self.section is not None and level <= self.section.level:
             self.section = None
         if _NON_FUNCTIONAL_HEADING.search(title) and not _REQ_HEADING.match(title):
@@ -436,7 +439,7 @@ class _Parser:
             req_id = f"{family}{number}"
             text = _SEPARATOR.sub("", rest or "", count=1).strip()
             parent = _parent_of(req_id)
-            fresh = self._define(req_id, lineno, text or title, parent)
+            fresh = self._define(req_id, lineno, text or title, parent, weak=weak)
             if parent is None:
                 self.section = _Section("requirement", level, req_id, active=fresh)
             return
@@ -504,7 +507,7 @@ class _Parser:
         if m is None:
             return self._plain_label(text)
         token, _, rest_inside = m.group("inner").strip().partition(" ")
-        token = token.rstrip(":")
+        token = token.rstrip(":.")
         req_id = self._canonical(token)
         if req_id is not None:
             rest = " ".join(f"{rest_inside} {m.group('after')}".split())
@@ -557,6 +560,24 @@ class _Parser:
                 return f"{_family(owner)}{number}"
         return f"{family}{number}"
 
+    def _bold_paragraph(self, lineno: int, text: str) -> None:
+        """A paragraph opening in bold: a heading written in bold, or a labelled criterion.
+
+        ``**Requirement 2 — title**`` alone on its line reads as a heading (below
+        every real heading: the next heading of any level closes it);
+        ``**AC3** WHEN …`` defines AC3 like a labelled item.
+        """
+        m = _LABEL.match(text)
+        if m is None:
+            return
+        inner, after = m.group("inner").strip(), m.group("after").strip(" \t.:—–-")
+        if not after and _REQ_HEADING.match(inner):
+            self._heading(lineno, 7, inner, weak=True)
+            return
+        label, rest = self._label(lineno, text)
+        if label is not None:
+            self._define_criterion(label, lineno, rest, weak=True)
+
     def _table_row(self, lineno: int, line: str) -> None:
         """A table row whose first cell is an id (or a criterion number) defines it."""
         m = _TABLE_ROW.match(line)
@@ -566,11 +587,11 @@ class _Parser:
         first, text = cells[0], (cells[1] if len(cells) > 1 else "")
         section = self.section
         if first.isdigit() and first.isascii() and section is not None and section.active:
-            self._define_criterion(section.criterion_id(int(first)), lineno, text)
+            self._define_criterion(section.criterion_id(int(first)), lineno, text, weak=True)
             return
         req_id = self._canonical(first)
         if req_id is not None:
-            self._define_criterion(req_id, lineno, text)
+            self._define_criterion(req_id, lineno, text, weak=True)
         elif _LABEL_LIKE.match(first) and not first[:1].isdigit():
             self._not_understood(
                 "req.malformed-id",
@@ -580,9 +601,9 @@ class _Parser:
                 "start a criteria row with its id: `| R1.2 | WHEN … |` or `| AC3 | … |`",
             )
 
-    def _define_criterion(self, req_id: str, lineno: int, text: str) -> None:
+    def _define_criterion(self, req_id: str, lineno: int, text: str, *, weak: bool = False) -> None:
         self._check_placement(lineno, req_id)
-        self._define(req_id, lineno, text, _parent_of(req_id))
+        self._define(req_id, lineno, text, _parent_of(req_id), weak=weak)
 
     def close_item(self) -> None:
         """Define the id of the item being read, now that all its lines are known."""
@@ -669,8 +690,22 @@ class _Parser:
 
     # -- results ----------------------------------------------------------- #
 
-    def _define(self, req_id: str, lineno: int, text: str, parent: str | None) -> bool:
+    def _define(
+        self, req_id: str, lineno: int, text: str, parent: str | None, *, weak: bool = False
+    ) -> bool:
+        """Record a definition; a repeated one is an error, unless either one is *weak*.
+
+        A table row or a bold paragraph may be a summary of ids defined elsewhere
+        (a table of the defects described above it), so what it defines is weak: a
+        repeat of it is a mention, and a later heading, list item or label replaces it.
+        """
         first = self.ids.get(req_id) or self.ids.get(self.aliases.get(req_id, ""))
+        if first is not None and (weak or req_id in self.weak):
+            if weak:
+                return False
+            self.weak.discard(req_id)
+            self.ids[req_id] = Requirement(req_id, lineno, text, parent)
+            return True
         if first is not None:
             self.findings.append(
                 Finding(
@@ -684,6 +719,8 @@ class _Parser:
             )
             return False
         self.ids[req_id] = Requirement(req_id, lineno, text, parent)
+        if weak:
+            self.weak.add(req_id)
         return True
 
     def unclosed_fence(self, fence: _Fence) -> None:

@@ -27,7 +27,7 @@ case) names something else: an info (``trace.other-reference``). The R family
 is always a requirement family: ``R2`` against a file of ``AC1``–``AC4`` is an
 error whose hint names the ``AC`` id meant.
 
-Coverage (for the requirement families R, AC, FR, NFR, REQ and US; other
+Coverage (for the requirement families R, AC, FR, NFR and REQ; other
 families, such as abuse cases ``A1`` or a table of call sites ``C1``, may be
 cited but are not owed a task): a requirement that nothing covers is one warning
 at its heading,
@@ -53,10 +53,10 @@ from the_loop.tasks import Task, TaskList
 # an undefined requirement, never "something else".
 REQUIREMENT_FAMILIES = frozenset({"R", "AC", "FR", "NFR", "REQ"})
 NFR = "NFR"
-# Ids of these families are owed a task (a user story too); any other family a file
-# defines (`A2` abuse cases, `C1` call sites in a table) can be cited, but an
-# uncited one is not reported.
-_COVERED_FAMILIES = REQUIREMENT_FAMILIES | {"US"}
+# Ids of these families are owed a task; any other family a file defines (`US1`
+# user stories, whose criteria carry the ids tasks cite; `A2` abuse cases; `C1`
+# call sites in a table) can be cited, but an uncited one is not reported.
+_COVERED_FAMILIES = REQUIREMENT_FAMILIES
 _CITED_ID = re.compile(r"^([A-Z]*)([0-9].*)$")
 _TOPS = "\0tops"  # the hints cache key of the list of top-level ids
 
