@@ -78,7 +78,7 @@ def test_headings_that_are_not_ids_define_nothing_silently(heading: str) -> None
 
 
 @pytest.mark.parametrize(
-    "heading", ["### R01 — x", "### R1.2.3 — x", "### R1b2 — x", "### Requirement 01"]
+    "heading", ["### R1x2 — x", "### R1.2.3 — x", "### R1b2 — x", "### Requirement 1.2.3"]
 )
 def test_malformed_heading_ids_are_not_understood_and_open_no_section(heading: str) -> None:
     reqs = parse(f"## Requirements\n\n{heading}\n\n1. criterion\n")
@@ -350,7 +350,7 @@ def test_a_label_on_a_numbered_item_wins_over_its_position() -> None:
     assert codes(reqs) == [("req.explicit-id-differs", 3)]
 
 
-@pytest.mark.parametrize("label", ["R1.2.3", "R01", "R1.x", "AC1.2.3"])
+@pytest.mark.parametrize("label", ["R1.2.3", "R1x2", "R1.x", "AC1.2.3"])
 def test_malformed_labels_are_not_understood(label: str) -> None:
     reqs = parse(f"- **{label}** text\n")
     assert dict(reqs.ids) == {}
@@ -436,7 +436,7 @@ def test_values_are_frozen() -> None:
 
 
 def test_findings_are_sorted_by_line() -> None:
-    reqs = parse("### R01\n### R1 — t\n1. a\n3. b\n### R1 — dup\n")
+    reqs = parse("### R1x2\n### R1 — t\n1. a\n3. b\n### R1 — dup\n")
     assert [line for _, line in codes(reqs)] == [1, 4, 5]
 
 

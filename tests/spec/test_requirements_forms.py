@@ -132,7 +132,7 @@ def test_table_rows_define_criteria() -> None:
 
 
 def test_a_table_row_that_starts_like_an_id_but_is_not_one_is_not_understood() -> None:
-    reqs = parse("### R1 — t\n| R01 | x |\n")
+    reqs = parse("### R1 — t\n| R1x2 | x |\n")
     assert [f.code for f in reqs.findings] == ["req.malformed-id"]
     assert not reqs.complete
 
@@ -184,7 +184,7 @@ def test_a_file_read_completely_makes_an_absent_id_an_error() -> None:
 
 
 def test_a_file_with_a_line_not_understood_makes_it_a_warning() -> None:
-    findings = _trace("### R1 — t\n### R01 — broken\n", "R1", "R9")
+    findings = _trace("### R1 — t\n### R1x2 — broken\n", "R1", "R9")
     assert ("warning", "trace.unconfirmed") in findings
     assert not [f for f in findings if f[0] == "error"]
 
@@ -230,4 +230,21 @@ def test_a_table_or_bold_paragraph_repeating_an_id_is_a_mention_not_a_duplicate(
 def test_a_bold_label_may_end_with_a_period() -> None:
     reqs = parse("## Steps to reproduce\n\n**B1.** Start a poller.\n")
     assert lines(reqs) == {"B1": 3}
+    assert reqs.findings == ()
+
+
+def test_bulleted_criteria_under_an_acceptance_heading_count_by_position() -> None:
+    text = (
+        "### R1 — t\n#### Acceptance criteria\n- WHEN a\n- WHEN b (AC4)\n"
+        "#### Notes\n- a note, not a criterion\n"
+        "## Acceptance criteria\n- c\n- d\n"
+    )
+    reqs = parse(text)
+    assert lines(reqs) == {"R1": 1, "R1.1": 3, "R1.2": 4, "AC1": 8, "AC2": 9}
+    assert dict(reqs.aliases) == {"AC4": "R1.2"}
+
+
+def test_zero_padded_ids_are_read_without_the_padding() -> None:
+    reqs = parse("### FR-001 — x\n1. a\n### Requirement 02\n**Acceptance Criteria**\n- b\n")
+    assert list(reqs.ids) == ["FR1", "FR1.1", "R2", "R2.1"]
     assert reqs.findings == ()

@@ -241,3 +241,41 @@ def test_an_order_a_chain_adds_is_a_disagreement_what_it_leaves_out_is_not() -> 
 def test_chains_outside_a_dag_section_are_prose() -> None:
     result = parse("- [ ] 1. A\n- [ ] 2. B\n\n## Notes\n\n1 → 2\n")
     assert deps(result) == {"1": None, "2": None}
+
+
+# --- more spellings ---------------------------------------------------------------------
+
+
+def test_tasks_in_an_ordered_list_take_the_number_it_shows() -> None:
+    result = parse(
+        """\
+        1. [x] Parse config
+           - _Depends on:_ none
+        1. [ ] Render
+           - _Blocked by:_ 1
+        3. [ ] T7 — an explicit id wins
+        - [ ] Task 4: Wire it
+          - **Depends:** 2, T7
+          - _Covers:_ R1.2
+        """
+    )
+    assert [(t.id, t.label, t.title) for t in result.tasks] == [
+        ("1", "1", "Parse config"),
+        ("2", "2", "Render"),
+        ("7", "T7", "an explicit id wins"),
+        ("4", "Task 4", "Wire it"),
+    ]
+    assert deps(result) == {"1": (), "2": ("1",), "7": None, "4": ("2", "7")}
+    assert result.tasks[3].requirements == ("R1.2",)
+    assert [f for f in result.findings if f.level is not Level.INFO] == []
+
+
+def test_an_ordered_task_is_ticked_in_place() -> None:
+    text = "1. [ ] A\n2. [ ] B\n"
+    task = parse(text).tasks[1]
+    assert with_state(text.encode(), task, TaskState.DONE) == b"1. [ ] A\n2. [x] B\n"
+
+
+def test_linked_and_zero_padded_citations() -> None:
+    task = parse("- [ ] 1. A\n  - _Requirements:_ [R1.1](requirements.md#r11), FR-001\n").tasks[0]
+    assert task.requirements == ("R1.1", "FR1")

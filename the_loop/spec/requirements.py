@@ -272,8 +272,8 @@ class _Fence:
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")
 # Digits are spelled [0-9] (not \d, which matches other scripts) and capped at
 # nine, so int() never meets a huge or non-ASCII number. `0` is a number people
-# write (`Requirement 0 — Audit`); `01` is not.
-_NUM = r"(?:0|[1-9][0-9]{0,8})"
+# write (`Requirement 0 — Audit`); zero padding (`FR-001`) is read away: FR1.
+_NUM = r"[0-9]{1,9}"
 # `1`, `1a`, `1.2`, `1a.2`: a requirement, a letter-suffixed one, a criterion.
 _ID_NUMBER = rf"{_NUM}[a-z]?(?:\.{_NUM}[a-z]?)?"
 _KNOWN = r"NFR|FR|AC|REQ|US|R"
@@ -289,7 +289,8 @@ _REQ_HEADING_LIKE = re.compile(rf"^(?:(?:{_KNOWN})-?|(?i:requirement)[ \t]*)[0-9
 _ACCEPTANCE_HEADING = re.compile(r"^(?i:acceptance[ \t]+criteria)\b")
 # `Acceptance criteria (EARS):` as a paragraph of its own, before the list.
 _ACCEPTANCE_PARAGRAPH = re.compile(
-    r"^(?:\*\*|__|\*|_)?(?i:acceptance[ \t]+criteria)\b[^:]{0,40}:(?:\*\*|__|\*|_)?[ \t]*$"
+    r"^(?:(?:\*\*|__|\*|_)?(?i:acceptance[ \t]+criteria)\b[^:*_]{0,40}:(?:\*\*|__|\*|_)?"
+    r"|(?:\*\*|__)(?i:acceptance[ \t]+criteria)\b[^:*_]{0,40}:?(?:\*\*|__):?)[ \t]*$"
 )
 _NON_FUNCTIONAL_HEADING = re.compile(r"(?i:non[- ]?functional)|\bNFRs?\b")
 _NUMBERED = re.compile(r"^([0-9]{1,9})[.)](?:[ \t]+(.*))?$")
@@ -326,6 +327,15 @@ def _heading_title(text: str) -> str:
     return text
 
 
+def canonical_number(number: str) -> str:
+    """An id's number without zero padding: ``"001"`` → ``"1"``, ``"01.02a"`` → ``"1.2a"``."""
+    parts = []
+    for part in number.split("."):
+        stripped = part.lstrip("0")
+        parts.append(stripped if stripped[:1].isdigit() else "0" + stripped)
+    return ".".join(parts)
+
+
 def _parent_of(req_id: str) -> str | None:
     head, dot, _ = req_id.partition(".")
     return head if dot else None
@@ -358,6 +368,12 @@ class _Section:
     count: int = 0  # the number of the last criterion (its id's last part)
     lists: int = 0  # how many numbered lists the section has started
     rendered: int = 0  # the number markdown shows for the last item of the current list
+    # Whether bullets are criteria here: always in an acceptance section, and in a
+    # requirement section under an `Acceptance criteria` sub-heading or paragraph.
+    bullets: bool = False
+
+    def __post_init__(self) -> None:
+        self.bullets = self.kind == "acceptance"
 
     def criterion_id(self, position: int) -> str:
         return f"{self.owner}.{position}" if self.kind == "requirement" else f"AC{position}"
@@ -418,9 +434,11 @@ class _Parser:
             self.list_open = False
             if line[0] == "|":
                 self._table_row(lineno, line)
-            elif self.section is None and _ACCEPTANCE_PARAGRAPH.match(line.strip()):
-                # Closed by the next heading, whatever its level.
-                self.section = _Section("acceptance", 7)
+            elif _ACCEPTANCE_PARAGRAPH.match(line.strip()):
+                if self.section is None:  # closed by the next heading, whatever its level
+                    self.section = _Section("acceptance", 7)
+                else:
+                    self.section.bullets = True
             elif line.startswith("**"):
                 self._bold_paragraph(lineno, line.strip())
 
@@ -436,7 +454,7 @@ class _Parser:
             family = m.group("prefix") or m.group("family") or "R"
             number = m.group("num") or m.group("fnum")
             rest = m.group("rest") if m.group("rest") is not None else m.group("frest")
-            req_id = f"{family}{number}"
+            req_id = f"{family}{canonical_number(number)}"
             text = _SEPARATOR.sub("", rest or "", count=1).strip()
             parent = _parent_of(req_id)
             fresh = self._define(req_id, lineno, text or title, parent, weak=weak)
@@ -448,14 +466,16 @@ class _Parser:
                 "req.malformed-id",
                 lineno,
                 f"heading `{short(title)}`, which starts like a requirement id; it defines nothing",
-                "write `R<n> — title` or `Requirement <n> — title` (n without leading zeros, "
-                "optionally a letter: `R1a`); criteria are the numbered items under it",
+                "write `R<n> — title` or `Requirement <n> — title` (optionally a letter: "
+                "`R1a`); criteria are the numbered items under it",
             )
         elif self.section is None and _ACCEPTANCE_HEADING.match(title):
             self.section = _Section("acceptance", level)
             return
         if self.section is not None:
             self.section.rendered = 0
+            # Under `#### Acceptance criteria`, a bulleted list is the criteria too.
+            self.section.bullets = bool(_ACCEPTANCE_HEADING.match(title))
 
     # -- list items -------------------------------------------------------- #
 
@@ -498,7 +518,13 @@ class _Parser:
 
     def _bullet(self, lineno: int, text: str) -> None:
         label, text = self._label(lineno, text)
-        if label is not None:
+        section = self.section
+        if label is None and section is not None and section.active and section.bullets:
+            # An unlabelled bullet of a criteria list: the next criterion by position
+            # (markdown shows no number, so the count is the only one there is).
+            section.count += 1
+            self.item = _Item(lineno, text, None, section.count, numbered=True)
+        elif label is not None:
             self.item = _Item(lineno, text, label, None)
 
     def _label(self, lineno: int, text: str) -> tuple[str | None, str]:
@@ -544,7 +570,7 @@ class _Parser:
         m = _ID_TOKEN.match(token)
         if m is None:
             return None
-        family, number = m.group("family"), m.group("num")
+        family, number = m.group("family"), canonical_number(m.group("num"))
         section = self.section
         owner = section.owner if section is not None else None
         if family is None:
@@ -640,7 +666,7 @@ class _Parser:
         on_first_line = _AC_MARKER.search(item.text)
         if on_first_line is not None:  # the marker is an id, not part of the text shown
             item.text = item.text[: on_first_line.start()].rstrip()
-        return f"AC{m.group(1)}"
+        return f"AC{canonical_number(m.group(1))}"
 
     def _alias(self, alias: str, target: str, lineno: int) -> None:
         """``alias`` (an ``(AC7)`` marker) names the criterion ``target`` too."""

@@ -172,14 +172,16 @@ def _leading_number(task_id: str | None) -> int:
 _PLAIN_HEAD_RE = re.compile(r"([Tt]?)([0-9]{1,9})[.):][ \t]+([^*]*)$")
 _FIELD_RE = re.compile(
     r"(?<![\w*])(?P<open>\*\*|\*|_)"
-    r"(?P<key>depends[ -]on|dependencies|requirements?|reqs?|tests?)"
+    r"(?P<key>depends(?:[ -]on)?|dependencies|blocked[ -]by|requirements?|reqs?|refs?"
+    r"|covers|satisfies|implements|traces(?:[ \t]to)?|tests?)"
     r"(?:[ \t]*:[ \t]*(?P=open)|(?P=open)[ \t]*:|[ \t]*:(?P<inner>))",
     re.IGNORECASE,
 )
 # Without emphasis only the exact keys count: a detail such as "Dependencies:
 # add ruamel" is about packages, not tasks.
 _PLAIN_FIELD_RE = re.compile(
-    r"(?P<open>)(?P<key>depends[ -]on|requirements|test)[ \t]*:(?P<inner>)", re.IGNORECASE
+    r"(?P<open>)(?P<key>depends[ -]on|blocked[ -]by|requirements|covers|test)[ \t]*:(?P<inner>)",
+    re.IGNORECASE,
 )
 _SEPARATORS = " \t—–·|"
 # `*(AC7, R2)*` or `_(AC7)_`: a citation group in the task's text.
@@ -372,7 +374,7 @@ def _fields_from(s: str, m: re.Match[str], nxt: re.Match[str] | None) -> list[Fi
         key, opener, inner = m.group("key", "open", "inner")
         if opener and inner is not None and value.endswith(opener):
             value = value[: -len(opener)].rstrip()  # `_Key: value_`
-        fields.append((key[:3].lower(), value, m.end()))
+        fields.append((field_kind(key), value, m.end()))
         if nxt is None:
             return fields
         m = nxt
@@ -384,7 +386,15 @@ def lone_field(key: str, value: str, offset: int) -> Field | None:
     if ":" in value and _FIELD_RE.search(value):
         return None
     value = value.rstrip()
-    return (key[:3].lower(), value.rstrip(_SEPARATORS) or value, offset)
+    return (field_kind(key), value.rstrip(_SEPARATORS) or value, offset)
+
+
+def field_kind(key: str) -> str:
+    """``dep``, ``req`` or ``tes`` for a field key as written (``Blocked by`` → ``dep``)."""
+    low = key[:4].lower()
+    if low.startswith(("dep", "bloc")):
+        return "dep"
+    return "tes" if low.startswith("test") else "req"
 
 
 def _parse_head(prose: str) -> _Head | None:

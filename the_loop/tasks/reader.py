@@ -84,6 +84,9 @@ def decode(data: bytes, path: Path) -> str:
 # The line pass
 
 _TASK_RE = re.compile(r"[-*+][ \t]+\[(.)\]((?:[ \t].*)?)$")
+# `1. [x] Title`: a task in an ordered list; without an id of its own it is the
+# number the list shows.
+_ORDERED_TASK_RE = re.compile(r"([0-9]{1,9})[.)][ \t]+\[(.)\]((?:[ \t].*)?)$")
 _NESTED_BOX_RE = re.compile(r"\[.\](?:[ \t]|$)")
 _FIELD_LINE_RE = re.compile(
     r"[ \t]+[-*+][ \t]+(_(depends on|requirements|test):_[ \t]*(\S.*))", re.IGNORECASE
@@ -116,6 +119,7 @@ class _Reader:
         self.charts: list[mermaid.Flowchart] = []
         self.prose = ProseDag(path)
         self.dag_level: int | None = None  # heading level of the DAG section we are in
+        self.ordered: int | None = None  # the number the ordered task list showed last
         self.draft: Draft | None = None
         self.fence: _Fence | None = None
         self.ascii = text.isascii()
@@ -160,7 +164,17 @@ class _Reader:
             return
         if indented:
             self._indented(body, no)
-            return
+        else:
+            self._column_zero(line, body, no, pos)
+
+    def _column_zero(self, line: str, body: str, no: int, pos: int) -> None:
+        """A line at column 0: a task, a heading, a sub-item of a heading task, or an end."""
+        if line[0].isdigit():
+            ordered = _ORDERED_TASK_RE.match(line)
+            if ordered:
+                self._ordered_task(ordered, no, pos)
+                return
+        self.ordered = None  # any other column-0 line ends an ordered list
         if line[0] in "-*+":
             m = _TASK_RE.match(line)
             if m:
@@ -215,6 +229,15 @@ class _Reader:
             draft.end_line = no
             return
         self._start_task(m, no, pos)
+
+    def _ordered_task(self, m: re.Match[str], no: int, pos: int) -> None:
+        shown = int(m.group(1)) if self.ordered is None else self.ordered + 1
+        self.ordered = shown
+        self._finish()
+        content = m.group(3).strip()
+        text = content if has_task_id(content) else f"{shown}. {content}"
+        offset = self._byte_offset(pos + m.start(2))
+        self.draft = Draft(m.group(2), no, offset, Block(text, no))
 
     def _start_task(self, m: re.Match[str], no: int, pos: int) -> None:
         self._finish()

@@ -21,11 +21,11 @@ from the_loop.tasks.model import Task
 # ---------------------------------------------------------------------------
 # Task ids
 
-# An id as a task line writes it (`3.`, `3)`, `3:`, `3 —`, `T3`, `3.2`, `T12b`, `**T3`),
-# the separator included; the task-line reader and the writer share it. A letter
-# suffix (`T12b`) names a task inserted after 12 without renumbering.
+# An id as a task line writes it (`3.`, `3)`, `3:`, `3 —`, `T3`, `Task 3`, `3.2`,
+# `T12b`, `**T3`), the separator included; the task-line reader and the writer share
+# it. A letter suffix (`T12b`) names a task inserted after 12 without renumbering.
 ID_RE = re.compile(
-    r"(?P<t>[Tt])?(?P<num>[0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?)"
+    r"(?P<t>[Tt]ask[ \t]+|[Tt])?(?P<num>[0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?)"
     r"(?P<sep>\.|\)|:|[ \t]*[—–]|[ \t]+-(?=[ \t]|$)|(?=\*\*)|(?=[ \t]|$))"
 )
 
@@ -142,7 +142,7 @@ _AC_BEFORE_R_RE = re.compile(r"(?<![\w-])AC[ \t]+(?=R[0-9])")
 # Phrases with numbers that cite something other than a requirement: dropped unread.
 _NOT_CITATIONS_RE = re.compile(
     r"`[^`]*`"  # code
-    r"|\[[^\]]*\]\([^)]*\)"  # links
+    r"|\]\([^)]*\)"  # a link's target (its text, `[R1.1]`, is read)
     r"|https?://\S+"
     r"|(?i:(?:security[ \t]+)?abuse[ \t]+cases?)[ \t]*[0-9][0-9 \t,–—-]*(?:(?i:and)[ \t]+[0-9]+)?"
     r"|(?i:(?:security|design)[ \t]+)?§[ \t]*[0-9][0-9.]*(?:[ \t]*[–—-][ \t]*§?[ \t]*[0-9][0-9.]*)?"
@@ -206,7 +206,7 @@ def _citation_ids(m: re.Match[str], *, quiet: bool) -> list[str] | None:
     if not prefix and "." not in a:
         return None  # a lone number cites nothing: `7`, `cases 1–3`
     if m.group("b") is None:
-        return [prefix + a]
+        return [prefix + ".".join(_strip_zeros(p) for p in a.split("."))]  # FR-001 is FR1
     other = (m.group("q") or "").upper()
     if other and other != prefix:
         return None
