@@ -187,7 +187,9 @@ def test_unreadable_statement_is_a_warning_and_adds_nothing() -> None:
         ("A", "dispatcher", None),
         ("A", "7dispatcher", None),
         ("A", None, None),
-        ("Task7", None, None),
+        ("Task7", None, "7"),
+        ("task_7", None, "7"),
+        ("Tusk7", None, None),
     ],
 )
 def test_node_task_id(node: str, label: str | None, task_id: str | None) -> None:

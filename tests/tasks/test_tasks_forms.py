@@ -279,3 +279,33 @@ def test_an_ordered_task_is_ticked_in_place() -> None:
 def test_linked_and_zero_padded_citations() -> None:
     task = parse("- [ ] 1. A\n  - _Requirements:_ [R1.1](requirements.md#r11), FR-001\n").tasks[0]
     assert task.requirements == ("R1.1", "FR1")
+
+
+def test_a_dependency_table_states_each_rows_dependencies() -> None:
+    result = parse(
+        """\
+        - [ ] 1. A
+        - [ ] 2. B
+        - [ ] 3. C
+
+        | Task | Depends on | Why |
+        |------|------------|-----|
+        | T2 | T1 | schema first |
+        | 3 | 1, 2 | both |
+        | 1 | — | root |
+        | 9 | 1 | not a task |
+        | 3b | maybe 2 | unread |
+
+        | Name | Value |
+        |------|-------|
+        | 2 | 1 |
+        """
+    )
+    assert deps(result) == {"1": (), "2": ("1",), "3": ("1", "2")}
+    assert result.dependency_source == "table"
+    assert codes(result) == [("tasks.dag-unknown-task", 10), ("tasks.dag-unreadable", 11)]
+
+
+def test_mermaid_nodes_named_task1_map_to_tasks() -> None:
+    result = parse("- [ ] 1. A\n- [ ] 2. B\n```mermaid\ngraph TD\n  task1 --> task_2\n```\n")
+    assert deps(result) == {"1": (), "2": ("1",)}

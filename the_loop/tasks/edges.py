@@ -1,9 +1,9 @@
 """Where a task list's dependency edges come from: fields, a mermaid flowchart, prose chains.
 
-A ``tasks.md`` may state its DAG in three places: the tasks' own dependency
+A ``tasks.md`` may state its DAG in four places: the tasks' own dependency
 statements (``_Depends on:_`` fields and ``— depends on T1.`` clauses), a
-```` ```mermaid ```` flowchart, and arrow chains in a DAG section
-(``the_loop.tasks.prose_dag``). After the reader's pass this module joins them:
+```` ```mermaid ```` flowchart, arrow chains in a DAG section and dependency
+tables (both read by ``the_loop.tasks.prose_dag``). After the reader's pass this module joins them:
 
 * **The union.** A task depends on every task any source says it depends on.
   No source is dropped because another one exists; ``depends_on`` is None only
@@ -71,7 +71,11 @@ def resolve_source(
     """
     tasks = ctx.tasks
     known = {t.id for t in tasks}
-    others = [s for s in (_charts(charts, known, ctx), _prose(prose, known, ctx)) if s.stated]
+    others = [
+        s
+        for s in (_charts(charts, known, ctx), _prose(prose, known, ctx), _table(prose, known, ctx))
+        if s.stated
+    ]
     unread = {tasks[i].id: line for i, line in ctx.unread_depends.items()}
     if not others:
         # The fields alone: each task already holds its answer (the common, large case).
@@ -150,6 +154,27 @@ def _prose(prose: ProseDag, known: set[str], ctx: Context) -> _Source:
                 ctx,
                 "tasks.dag-unknown-task",
                 "dependency chain",
+                edge.source,
+                edge.target,
+                edge.line,
+            )
+            continue
+        source.add(edge.source, edge.target, edge.line)
+    return source
+
+
+def _table(prose: ProseDag, known: set[str], ctx: Context) -> _Source:
+    """A dependency table: each row states all of its task's dependencies."""
+    source = _Source("table", "the dependency table")
+    for target, line in prose.table_stated.items():
+        if target in known:
+            source.stated.setdefault(target, line)
+    for edge in prose.table_edges:
+        if edge.target not in known:
+            _unknown_target(
+                ctx,
+                "tasks.dag-unknown-task",
+                "dependency table row",
                 edge.source,
                 edge.target,
                 edge.line,

@@ -44,7 +44,7 @@ from the_loop.findings import Finding, Level
 _HEADER_RE = re.compile(r"(?:flowchart|graph)(?:[ \t]+(?:TB|TD|BT|RL|LR))?[ \t]*(?:;|$)")
 _NODE_ID_RE = re.compile(r"\w+")
 _CLASS_SUFFIX_RE = re.compile(r":::[\w-]+")
-_TASK_NODE_RE = re.compile(r"[Tt]?([0-9]{1,9}[a-z]?)")
+_TASK_NODE_RE = re.compile(r"(?:[Tt](?:ask)?_?)?([0-9]{1,9}[a-z]?)")
 _LABEL_NUMBER_RE = re.compile(r"[Tt]?([0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?)\b")
 _ARROW_RE = re.compile(r"<?(?:-{2,}|={2,}|-\.+-|~{3,})(?:>|[ox](?!\w))?")
 _PIPE_LABEL_RE = re.compile(r"\|[^|]*\|")

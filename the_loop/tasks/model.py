@@ -72,8 +72,9 @@ class TaskList:
 
     ``dependency_source`` names the sources the edges came from, joined by
     ``+``: ``"fields"`` (``_Depends on:_`` fields and ``depends on`` clauses),
-    ``"mermaid"`` (flowcharts), ``"prose"`` (arrow chains in a DAG section), e.g.
-    ``"fields+mermaid"``; ``"none"`` when no source states anything.
+    ``"mermaid"`` (flowcharts), ``"prose"`` (arrow chains in a DAG section),
+    ``"table"`` (dependency tables), e.g. ``"fields+mermaid"``; ``"none"`` when no
+    source states anything.
     """
 
     path: Path

@@ -27,6 +27,10 @@ reads the chains in them. The rules:
 * **Not understood.** Any other segment with an arrow (box-drawing art, leftover
   numbers, a leading arrow with nothing above it) adds no edge and is reported
   with its line, once per run of such lines.
+* **Tables**, anywhere in the file: a table whose header names a task column
+  (``Task``, ``Id``, ``#``) and a dependency column (``Depends on``, ``Blocked by``,
+  ``After``, ``Prerequisites``) states, per row, what that task depends on, in the
+  grammar of a ``_Depends on:_`` value. A cell that does not read is not understood.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from pathlib import Path
 
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level
+from the_loop.tasks.values import parse_depends
 
 # A heading that names the dependency order of the tasks.
 DAG_HEADING_RE = re.compile(
@@ -65,6 +70,12 @@ _ASIDE_RE = re.compile(r"\(([^()]*)\)")
 _BOX_ART_RE = re.compile(r"[\u2500-\u257f↑↓]")
 _BULLET_RE = re.compile(r"^(?:[-*+]|[0-9]{1,9}[.)])[ \t]+")
 _MAX_RANGE = 10_000
+_TASK_HEADER_RE = re.compile(r"(?i:tasks?|ids?|#|no\.?|step)")
+_DEPS_HEADER_RE = re.compile(
+    r"(?i:depends(?:[ \t]+on)?|dependencies|deps|blocked[ \t]+by|after"
+    r"|prerequisites?)"
+)
+_ROW_ID_RE = re.compile(r"[Tt]?([0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?)")
 
 
 @dataclass(frozen=True)
@@ -87,6 +98,43 @@ class ProseDag:
     # lines that start with an arrow.
     _columns: dict[int, list[str]] = field(default_factory=dict)
     _unread_run: tuple[int, int] | None = None
+    _table: tuple[int, int] | None = None  # (task column, depends column) of the open table
+    _table_header: bool = False  # the header row was just read; the rule row comes next
+    # What dependency tables state: every row's task (→ its line) and its edges.
+    table_stated: dict[str, int] = field(default_factory=dict)
+    table_edges: list[ProseEdge] = field(default_factory=list)
+
+    def table_row(self, raw: str, line: int) -> None:
+        """One row of a markdown table at column 0 (header, rule or body row)."""
+        cells = [c.strip().strip("*_` ") for c in raw.strip().strip("|").split("|")]
+        if self._table is None:
+            task_col = next((i for i, c in enumerate(cells) if _TASK_HEADER_RE.fullmatch(c)), None)
+            deps_col = next((i for i, c in enumerate(cells) if _DEPS_HEADER_RE.fullmatch(c)), None)
+            if task_col is not None and deps_col is not None:
+                self._table, self._table_header = (task_col, deps_col), True
+            return
+        if self._table_header:
+            self._table_header = False
+            return  # the |---|---| rule
+        task_col, deps_col = self._table
+        if max(task_col, deps_col) >= len(cells):
+            return
+        task = _ROW_ID_RE.fullmatch(cells[task_col])
+        if task is None:
+            return
+        target = _canonical(task.group(1))
+        deps = parse_depends(cells[deps_col])
+        if deps is None or deps == "all":
+            self._open_run(line)
+            self._close_run()
+            return
+        self.table_stated.setdefault(target, line)
+        self.table_edges.extend(ProseEdge(dep, target, line) for dep in deps if dep != target)
+
+    def end_table(self) -> None:
+        """A line that is not a table row: the open table, if any, has ended."""
+        self._table = None
+        self._table_header = False
 
     def feed(self, raw: str, line: int, *, fenced: bool) -> None:
         """Read one line of a DAG section (``fenced``: inside a plain code fence)."""

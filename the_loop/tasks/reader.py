@@ -158,6 +158,7 @@ class _Reader:
         if not body:
             if self.draft is not None:
                 self.draft.after_blank = True
+            self.prose.end_table()
             return
         indented = line[0] in " \t"
         if body[0] in "`~" and self._open_fence(body, no, indented):
@@ -189,6 +190,10 @@ class _Reader:
             self._heading_text(body, no)
             return
         self._finish()  # any other column-0 line ends the task
+        if line[0] == "|":
+            self.prose.table_row(line, no)
+            return
+        self.prose.end_table()
         if self.dag_level is not None:
             self.prose.feed(line, no, fenced=False)
 
