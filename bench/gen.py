@@ -2,7 +2,7 @@
 """Generate benchmark repositories: one approved work item with an N-task DAG.
 
     python bench/gen.py OUT_DIR --n 1000 10000 100000 [--seed 7]
-                        [--shape random|ladder] [--broken]
+                        [--shape random|local|ladder|chain|wide] [--broken] [--hashes]
 
 For each N this writes a complete tiny repository ``OUT_DIR/n-N/``::
 
@@ -12,15 +12,26 @@ For each N this writes a complete tiny repository ``OUT_DIR/n-N/``::
     docs/specs/bench-N/tasks.md            approved, N tasks in the template form
     docs/specs/bench-N/execution-log.md    phase implementation, one progress entry
 
-The graph. ``random``: each task depends on 0-3 distinct earlier tasks; half of
-the picks come from the 20 tasks just before it (real plans are mostly local),
-the rest from anywhere earlier, so the graph is acyclic by construction.
-``ladder``: each task depends on the two before it, the shape that makes a
-memo-less cycle check exponential. The done tasks are the first 30% of a
-topological order that picks uniformly among the available tasks, so no done
-task has an open dependency. ``--broken`` then adds one cycle (an early task of
-a dependency chain is made to depend on the chain's last task) and one
-dependency on an id that does not exist.
+The graph (every edge points to an earlier task, so it is acyclic by construction):
+
+- ``random`` (the peer study's shape): task i depends on 0-3 distinct earlier
+  tasks drawn uniformly from all of them.
+- ``local``: 0-3 earlier tasks, half of the picks from the 20 tasks just before
+  it (real plans are mostly local), the rest from anywhere earlier.
+- ``ladder`` (the peer study's shape): each task depends on the two before it,
+  the shape that makes a memo-less cycle check exponential.
+- ``chain``: each task depends on the one before it; the deepest graph, its
+  critical path is every open task.
+- ``wide``: every task after the first depends on task 1 alone; the widest ready
+  set and one task with N-1 dependents.
+
+The done tasks are the first 30% of a topological order that picks uniformly
+among the available tasks, so no done task has an open dependency. ``--broken``
+then adds one cycle (an early task of a dependency chain is made to depend on
+the chain's last task) and one dependency on an id that does not exist.
+``--hashes`` records an approval hash in each artifact's front matter, computed
+as loop computes it (see :func:`body_hash`), so ``loop check`` finds the locks
+intact instead of reporting approvals without a hash.
 
 Every draw comes from ``random.Random`` seeded from ``--seed`` and N, and files
 are written with ``\\n`` line ends in UTF-8: the same arguments give
@@ -30,7 +41,9 @@ byte-identical output. Stdlib only, so it runs without the project installed.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import random
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,6 +55,11 @@ LOCAL_WINDOW = 20
 MAX_DEPS = 3
 WORK_ITEM = "bench-{n}"
 ENTRY_HEADING = "### 2026-11-30T10:00Z — started"
+SHAPES = ("random", "local", "ladder", "chain", "wide")
+# Added to the seed per shape; ``local`` and ``ladder`` keep the draws they had
+# when they were the only shapes.
+_SHAPE_SALT = {"local": 0, "ladder": 1, "random": 2, "chain": 3, "wide": 4}
+APPROVED_AT = "2026-11-30T10:00Z"
 
 VERBS = (
     "add build cache check clean define document emit expose extract handle "
@@ -80,23 +98,38 @@ class Plan:
     tasks: tuple[PlannedTask, ...]
     cycle: tuple[int, ...] = ()
     dangling: tuple[int, int] | None = None
+    item: str = ""
 
     @property
     def edges(self) -> int:
         return sum(len(t.deps) for t in self.tasks)
 
+    @property
+    def work_item(self) -> str:
+        """The work item id: ``item`` when given, else ``bench-N``."""
+        return self.item or WORK_ITEM.format(n=self.n)
 
-def make_plan(n: int, seed: int, shape: str = "random", broken: bool = False) -> Plan:
-    """Build the task graph for one N; deterministic in all four arguments."""
+
+def make_plan(
+    n: int,
+    seed: int,
+    shape: str = "random",
+    broken: bool = False,
+    item: str = "",
+    done_fraction: float = DONE_FRACTION,
+) -> Plan:
+    """Build the task graph for one N; deterministic in all arguments."""
     if n < 1:
         raise ValueError("n must be at least 1")
     if broken and n < 10:
         raise ValueError("--broken needs n of at least 10")
+    if shape not in SHAPES:
+        raise ValueError(f"unknown shape {shape!r}; one of {', '.join(SHAPES)}")
     # One generator per (seed, N, shape): sizes do not disturb each other's draws.
-    rng = random.Random(seed * 1_000_003 + n * 7 + (shape == "ladder"))
+    rng = random.Random(seed * 1_000_003 + n * 7 + _SHAPE_SALT[shape])
     deps = [_draw_deps(rng, i, shape) for i in range(1, n + 1)]
     titles = [_title(rng, i) for i in range(1, n + 1)]
-    done = _done_prefix(rng, deps, round(DONE_FRACTION * n))
+    done = _done_prefix(rng, deps, round(done_fraction * n))
     cycle: tuple[int, ...] = ()
     dangling: tuple[int, int] | None = None
     if broken:
@@ -112,13 +145,20 @@ def make_plan(n: int, seed: int, shape: str = "random", broken: bool = False) ->
         )
         for i in range(1, n + 1)
     )
-    return Plan(n=n, seed=seed, shape=shape, tasks=tasks, cycle=cycle, dangling=dangling)
+    return Plan(n=n, seed=seed, shape=shape, tasks=tasks, cycle=cycle, dangling=dangling, item=item)
 
 
 def _draw_deps(rng: random.Random, task: int, shape: str) -> list[int]:
     """The dependencies of task ``task`` (1-based), all on earlier tasks."""
     if shape == "ladder":
         return [d for d in (task - 2, task - 1) if d >= 1]
+    if shape == "chain":
+        return [task - 1] if task > 1 else []
+    if shape == "wide":
+        return [1] if task > 1 else []
+    if shape == "random":
+        count = min(rng.randint(0, MAX_DEPS), task - 1)
+        return sorted(rng.sample(range(1, task), count)) if count else []
     picks: set[int] = set()
     for _ in range(rng.randint(0, MAX_DEPS)):
         if task == 1:
@@ -194,30 +234,65 @@ def _inject_dangling(rng: random.Random, deps: list[list[int]], avoid: set[int])
 
 # --- rendering ---------------------------------------------------------------------
 
+# How an artifact is marked: approved without a hash (the default), approved with
+# the hash loop would record ("hashed"), or a draft for `loop approve` to lock.
+LOCK_MODES = ("approved", "hashed", "draft")
+ARTIFACTS = (  # kind, front-matter phase, file name; upstream before downstream
+    ("requirements", "requirements-definition", "requirements.md"),
+    ("design", "design", "design.md"),
+    ("tasks", "tasks-breakdown", "tasks.md"),
+)
+# A markdown list item's checkbox, for the hash that must not see ticks.
+_CHECKBOX = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)\[[ xX\-]\]", re.MULTILINE)
+
 
 def front_matter(**fields: str) -> str:
-    """A YAML front-matter block from already-quoted scalar values."""
-    body = "".join(f"{key}: {value}\n" for key, value in fields.items())
+    """A YAML front-matter block from already-formatted scalar values."""
+    # A value that starts on its own line (a nested mapping) takes no space after the colon.
+    body = "".join(
+        f"{key}:{'' if value.startswith(chr(10)) else ' '}{value}\n"
+        for key, value in fields.items()
+    )
     return f"---\n{body}---\n"
 
 
-def _approved(kind: str, phase: str, item: str) -> str:
-    return front_matter(
-        type=kind,
-        phase=phase,
-        workItem=f'"{item}"',
-        status="approved",
-        approvedBy='["@bench-generator"]',
-        overrides="{}",
-    )
+def body_hash(body: str) -> str:
+    """loop's lock hash of an artifact body (the text after the front matter).
+
+    Line ends become LF and every checkbox reads ``[ ]``, so ticking a task never
+    changes the hash; then the first 16 hex digits of its SHA-256.
+    """
+    body = _CHECKBOX.sub(lambda m: m.group(1) + "[ ]", body.replace("\r\n", "\n"))
+    return "sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
 
 
-def render_requirements(plan: Plan) -> str:
-    """``requirements.md`` with ``### R1 — …`` through ``### R20 — …``."""
-    item = WORK_ITEM.format(n=plan.n)
+def _header(kind: str, phase: str, item: str, mode: str, upstream: dict[str, str]) -> str:
+    """The front matter of one artifact; ``upstream`` maps file name to hash, own last."""
+    if mode == "draft":
+        return front_matter(
+            type=kind, phase=phase, workItem=f'"{item}"', status="draft", overrides="{}"
+        )
+    fields = {
+        "type": kind,
+        "phase": phase,
+        "workItem": f'"{item}"',
+        "status": "approved",
+        "approvedBy": '["@bench-generator"]',
+        "overrides": "{}",
+    }
+    if mode == "approved":
+        return front_matter(**fields)
+    *ups, (_, own) = upstream.items()
+    approval = f"\n  hash: {own}\n  at: {APPROVED_AT}"
+    if ups:
+        approval += "\n  upstream:" + "".join(f"\n    {name}: {h}" for name, h in ups)
+    return front_matter(**fields, approval=approval)
+
+
+def requirements_body(plan: Plan) -> str:
+    """The body of ``requirements.md``: ``### R1 — …`` through ``### R20 — …``."""
     rng = random.Random(plan.seed)
     parts = [
-        _approved("requirements", "requirements-definition", item),
         f"\n# Requirements: synthetic benchmark ({plan.n} tasks)\n\n"
         "## Introduction\n\n"
         "Generated by `bench/gen.py` to measure `loop` on large task graphs.\n\n"
@@ -235,12 +310,10 @@ def render_requirements(plan: Plan) -> str:
     return "".join(parts)
 
 
-def render_design(plan: Plan) -> str:
-    """A short approved ``design.md``."""
-    item = WORK_ITEM.format(n=plan.n)
+def design_body(plan: Plan) -> str:
+    """The body of a short ``design.md``."""
     return (
-        _approved("design", "design", item)
-        + f"\n# Design: synthetic benchmark ({plan.n} tasks)\n\n"
+        f"\n# Design: synthetic benchmark ({plan.n} tasks)\n\n"
         "## Overview\n\n"
         "Each requirement is delivered by the tasks that cite it.\n\n"
         "## Testing strategy\n\n"
@@ -248,14 +321,9 @@ def render_design(plan: Plan) -> str:
     )
 
 
-def render_tasks(plan: Plan) -> str:
-    """``tasks.md`` in the canonical template form, one block per task."""
-    item = WORK_ITEM.format(n=plan.n)
-    lines = [
-        _approved("tasks", "tasks-breakdown", item),
-        f"# Tasks: synthetic benchmark ({plan.n} tasks)\n",
-        "## Task list\n",
-    ]
+def tasks_body(plan: Plan) -> str:
+    """The body of ``tasks.md`` in the canonical template form, one block per task."""
+    lines = [f"\n# Tasks: synthetic benchmark ({plan.n} tasks)\n", "## Task list\n"]
     for task in plan.tasks:
         depends = ", ".join(str(d) for d in task.deps) or "none"
         lines.append(
@@ -267,13 +335,41 @@ def render_tasks(plan: Plan) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_artifacts(plan: Plan, mode: str = "approved") -> dict[str, str]:
+    """``{file name: text}`` for requirements.md, design.md and tasks.md."""
+    if mode not in LOCK_MODES:
+        raise ValueError(f"unknown lock mode {mode!r}")
+    bodies = {"requirements": requirements_body, "design": design_body, "tasks": tasks_body}
+    hashes: dict[str, str] = {}
+    files = {}
+    for kind, phase, name in ARTIFACTS:
+        body = bodies[kind](plan)
+        hashes[name] = body_hash(body)
+        files[name] = _header(kind, phase, plan.work_item, mode, dict(hashes)) + body
+    return files
+
+
+def render_requirements(plan: Plan) -> str:
+    """``requirements.md``, approved without a hash."""
+    return render_artifacts(plan)["requirements.md"]
+
+
+def render_design(plan: Plan) -> str:
+    """``design.md``, approved without a hash."""
+    return render_artifacts(plan)["design.md"]
+
+
+def render_tasks(plan: Plan) -> str:
+    """``tasks.md``, approved without a hash."""
+    return render_artifacts(plan)["tasks.md"]
+
+
 def render_log(plan: Plan) -> str:
     """``execution-log.md`` in the implementation phase with one progress entry."""
-    item = WORK_ITEM.format(n=plan.n)
     return (
         front_matter(
             type="execution-log",
-            workItem=f'"{item}"',
+            workItem=f'"{plan.work_item}"',
             phase="implementation",
             status="in-progress",
         )
@@ -286,26 +382,37 @@ def render_log(plan: Plan) -> str:
     )
 
 
-def render_repo(plan: Plan) -> dict[str, str]:
+def render_item(plan: Plan, mode: str = "approved") -> dict[str, str]:
+    """The files of one work item, relative to the repository root.
+
+    A draft item has no execution log: `loop execute-tasks` starts one when the
+    item enters implementation.
+    """
+    spec = f"docs/specs/{plan.work_item}"
+    files = {f"{spec}/{name}": text for name, text in render_artifacts(plan, mode).items()}
+    if mode != "draft":
+        files[f"{spec}/execution-log.md"] = render_log(plan)
+    return files
+
+
+def render_repo(plan: Plan, mode: str = "approved") -> dict[str, str]:
     """Every file of one benchmark repository: ``{relative path: text}``."""
-    spec = f"docs/specs/{WORK_ITEM.format(n=plan.n)}"
-    return {
-        ".the-loop/config.yaml": 'version: "0.1.0"\n',
-        f"{spec}/requirements.md": render_requirements(plan),
-        f"{spec}/design.md": render_design(plan),
-        f"{spec}/tasks.md": render_tasks(plan),
-        f"{spec}/execution-log.md": render_log(plan),
-    }
+    return {".the-loop/config.yaml": 'version: "0.1.0"\n', **render_item(plan, mode)}
 
 
-def write_repo(out_dir: Path, plan: Plan) -> Path:
-    """Write one repository under ``out_dir/n-N``; return its root."""
-    root = out_dir / f"n-{plan.n}"
-    for rel, text in render_repo(plan).items():
+def write_files(root: Path, files: dict[str, str]) -> None:
+    """Write ``{relative path: text}`` under ``root`` as UTF-8 with LF line ends."""
+    for rel, text in files.items():
         target = root / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         # Bytes, not text mode: the output must not depend on the platform's newline.
         target.write_bytes(text.encode("utf-8"))
+
+
+def write_repo(out_dir: Path, plan: Plan, mode: str = "approved") -> Path:
+    """Write one repository under ``out_dir/n-N``; return its root."""
+    root = out_dir / f"n-{plan.n}"
+    write_files(root, render_repo(plan, mode))
     return root
 
 
@@ -326,15 +433,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("out_dir", type=Path, help="folder that receives n-N/ repositories")
     parser.add_argument("--n", type=int, nargs="+", default=[1000], help="task counts")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--shape", choices=("random", "ladder"), default="random")
+    parser.add_argument("--shape", choices=SHAPES, default="random")
     parser.add_argument("--broken", action="store_true", help="inject a cycle and a dangling dep")
+    parser.add_argument("--hashes", action="store_true", help="record approval hashes")
     args = parser.parse_args(argv)
     for n in args.n:
         try:
             plan = make_plan(n, args.seed, args.shape, args.broken)
         except ValueError as e:
             parser.error(str(e))
-        print(_summary(write_repo(args.out_dir, plan), plan))
+        mode = "hashed" if args.hashes else "approved"
+        print(_summary(write_repo(args.out_dir, plan, mode), plan))
     return 0
 
 

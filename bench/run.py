@@ -1,16 +1,29 @@
 #!/usr/bin/env python3
-"""Time whole `loop` processes on generated work items of 1k, 10k and 100k tasks.
+"""Time whole `loop` processes against a plain floor measured in the same run.
 
-    python bench/run.py [--n 1000 10000 100000] [--runs 5] [--out bench/out]
+    python bench/run.py [--quick] [--sizes 100 10000] [--shapes random ladder]
+                        [--runs 5] [--only NAME ...] [--compare-src DIR] [--out bench/out]
 
-Each cell is one command run as a separate process (start-up included): one
-warm-up, then ``--runs`` timed runs; the table shows the median wall time and
-the median peak RSS of that process. It also times an append to execution
-logs of 10 and 100,000 entries in-process, to show that an append does not
-grow with the log. Results go to stdout (markdown) and OUT/results.json.
+Every cell is a separate process (start-up included), one warm-up, then ``--runs``
+timed runs; the numbers are medians of the child's CPU time (user + system, its
+waited-for children included: the git processes loop runs) and of wall time. Each
+loop figure is divided by a floor timed in the same run, and the table puts the
+target beside the ratio:
 
-Run it from a checkout where loop is installed (`pip install -e .`). Python
-writes bytecode caches on the first run; the warm-up absorbs that.
+- ``startup``: ``loop --version`` against ``python -c pass``;
+- ``dag``: ``next --json``, ``check``, ``status``, ``graph --json`` against
+  ``bench/reference.py`` on the same tasks.md, per shape and size, warm (loop's
+  parse cache filled by the warm-up) and cold (``LOOP_NO_CACHE=1`` and the cache
+  removed before each run); also the byte size of ``next --json``;
+- ``all``: ``check --all`` over 200 items of 50 tasks against one item's ``check``;
+- ``hooks``: ``loop hook PostToolUse`` (after every tool call) and ``loop hook
+  SessionStart`` (the resume brief) in a 50-item project, against ``loop --version``;
+- ``commit``: ``task done`` on a 20,000-file repository against ``git add -A &&
+  git commit`` of an equivalent change (a source file edited, the task ticked,
+  a log entry appended), and how many git processes one ``task done`` starts.
+
+Results go to stdout (markdown) and OUT/results.json. Fixtures are built once and
+cached under OUT/repos/ (see fixtures.py).
 """
 
 from __future__ import annotations
@@ -18,51 +31,463 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import fixtures
+
 HERE = Path(__file__).resolve().parent
-LOOP = [sys.executable, "-m", "the_loop"]
+REFERENCE = HERE / "reference.py"
+SHAPES = ("chain", "wide", "random", "ladder")
+SIZES = (100, 1_000, 10_000, 100_000)
+DAG_COMMANDS = {  # name: loop arguments after the item id
+    "next --json": ["next", "--json"],
+    "check": ["check"],
+    "status": ["status"],
+    "graph --json": ["graph", "--json"],
+}
+NEXT_JSON_LIMIT = 8 * 1024
+GIT_CALL_LIMIT = 6
 
 
-def timed(cmd: list[str], cwd: Path) -> tuple[float, float, int]:
-    """Run ``cmd`` once: (wall seconds, peak RSS in MiB, exit code)."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_maxrss / 1024, proc.returncode
+@dataclass(frozen=True)
+class Sample:
+    """One finished child process."""
+
+    cpu: float  # user + system seconds, the child's waited-for children included
+    wall: float
+    rss_mib: float
+    exit: int
+    out_bytes: int
 
 
-def measure(cmd: list[str], cwd: Path, runs: int) -> dict[str, float]:
-    timed(cmd, cwd)  # warm-up: bytecode caches, the config validation cache
-    samples = [timed(cmd, cwd) for _ in range(runs)]
-    return {
-        "wall_s": statistics.median(s[0] for s in samples),
-        "rss_mib": statistics.median(s[1] for s in samples),
-        "exit": samples[-1][2],
-    }
+@dataclass(frozen=True)
+class Cell:
+    """Medians over the timed runs of one command."""
+
+    cpu: float
+    wall: float
+    rss_mib: float
+    exit: int
+    out_bytes: int
+    runs: int
+
+    @staticmethod
+    def of(samples: Sequence[Sample]) -> Cell:
+        return Cell(
+            cpu=statistics.median(s.cpu for s in samples),
+            wall=statistics.median(s.wall for s in samples),
+            rss_mib=statistics.median(s.rss_mib for s in samples),
+            exit=max(samples, key=lambda s: abs(s.exit)).exit,
+            out_bytes=int(statistics.median(s.out_bytes for s in samples)),
+            runs=len(samples),
+        )
 
 
-def commands(n: int) -> dict[str, list[str]]:
-    item = f"bench-{n}"
-    return {
-        "next --json": ["next", item, "--json"],
-        "status": ["status", item],
-        "check": ["check", item],
-        "graph --format mermaid": ["graph", item, "--format", "mermaid"],
-    }
+@dataclass
+class Row:
+    """One line of the table: a measured value, its floor, and the target."""
+
+    case: str
+    shape: str
+    size: str
+    mode: str
+    value: float  # loop's median CPU seconds, or a count / byte size
+    floor: float | None  # the floor's median CPU seconds (None for counts and sizes)
+    limit: float | None  # target: ratio ≤ limit, or value ≤ limit with no floor; None: info
+    unit: str  # "ratio", "bytes" or "calls"
+    wall: float | None = None
+    floor_wall: float | None = None
+    exit: int = 0
+    note: str = ""
+    extra: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def measured(self) -> float:
+        return self.value / self.floor if self.floor else self.value
+
+    @property
+    def passed(self) -> bool:
+        """Within the target (a row without one passes when its command did not fail)."""
+        return self.exit == 0 and (self.limit is None or self.measured <= self.limit)
 
 
-def append_cost(entries: int, tmp: Path) -> float:
+def run_once(cmd: Sequence[str], cwd: Path, env: dict[str, str]) -> Sample:
+    """Run ``cmd`` once; stdout goes to a temporary file so its size can be read."""
+    with tempfile.TemporaryFile() as out:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.DEVNULL)
+        # wait4 rather than wait: it returns the child's own resource usage, which
+        # includes every grandchild it reaped (loop's git calls, sh's git).
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        size = os.fstat(out.fileno()).st_size
+    return Sample(
+        cpu=usage.ru_utime + usage.ru_stime,
+        wall=wall,
+        rss_mib=usage.ru_maxrss / 1024,
+        exit=proc.returncode,
+        out_bytes=size,
+    )
+
+
+def measure(
+    cmd: Sequence[str],
+    cwd: Path,
+    env: dict[str, str],
+    runs: int,
+    before: Callable[[], None] | None = None,
+) -> Cell:
+    """One warm-up run, then ``runs`` timed ones; ``before`` runs ahead of each (untimed)."""
+    samples = []
+    for k in range(runs + 1):
+        if before:
+            before()
+        sample = run_once(cmd, cwd, env)
+        if k:  # the first run is the warm-up: bytecode, page cache, loop's own caches
+            samples.append(sample)
+    return Cell.of(samples)
+
+
+def measure_stdin(
+    cmd: Sequence[str], cwd: Path, env: dict[str, str], runs: int, stdin: str
+) -> Cell:
+    """:func:`measure` for a command that reads ``stdin`` (a hook's JSON)."""
+    samples = []
+    for k in range(runs + 1):
+        with tempfile.TemporaryFile() as source:
+            source.write(stdin.encode())
+            source.seek(0)
+            start = time.perf_counter()
+            proc = subprocess.Popen(
+                cmd,
+                cwd=cwd,
+                env=env,
+                stdin=source,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            _, status, usage = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - start
+        if k:
+            samples.append(
+                Sample(
+                    usage.ru_utime + usage.ru_stime,
+                    wall,
+                    usage.ru_maxrss / 1024,
+                    os.waitstatus_to_exitcode(status),
+                    0,
+                )
+            )
+    return Cell.of(samples)
+
+
+def clear_loop_cache(root: Path) -> None:
+    """Remove loop's parse cache (anything named ``*cache*`` in its state folder)."""
+    state = root / ".the-loop" / "state"
+    for path in state.glob("*cache*") if state.is_dir() else ():
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+
+
+class Bench:
+    """Runs the selected cases and collects their rows."""
+
+    def __init__(self, options: argparse.Namespace) -> None:
+        self.options = options
+        self.out: Path = options.out
+        self.runs: int = options.runs
+        self.loop = fixtures.loop_command()
+        self.env = fixtures.env(self.out)
+        self.cold_env = fixtures.env(self.out, LOOP_NO_CACHE="1")
+        self.rows: list[Row] = []
+        self.checks: list[str] = []  # sanity notes (loop and the floor disagree, …)
+
+    def add(self, row: Row) -> None:
+        self.rows.append(row)
+        print(f"  {render_row(row)}", file=sys.stderr, flush=True)
+
+    # --- start-up --------------------------------------------------------------
+
+    def startup(self) -> None:
+        floor = measure([sys.executable, "-c", "pass"], self.out, self.env, self.runs)
+        loop = measure([*self.loop, "--version"], self.out, self.env, self.runs)
+        self.add(self._ratio("loop --version", "", "", "", loop, floor, 3.0, "python -c pass"))
+
+    # --- the hooks' read paths ---------------------------------------------------
+
+    def hooks(self) -> None:
+        root = fixtures.hooks_repo(self.out)
+        transcript = fixtures.hook_transcript(self.out)
+        floor = measure([*self.loop, "--version"], root, self.env, self.runs)
+        for event, extra, limit in (
+            ("PostToolUse", {"transcript_path": str(transcript), "tool_name": "Bash"}, 3.0),
+            ("SessionStart", {"source": "resume"}, 5.0),
+        ):
+            stdin = json.dumps(
+                {
+                    "session_id": fixtures.HOOK_SESSION,
+                    "cwd": str(root),
+                    "hook_event_name": event,
+                    **extra,
+                }
+            )
+            cmd = [*self.loop, "hook", event, "--harness", "claude"]
+            loop = measure_stdin(cmd, root, self.env, self.runs, stdin)
+            name = f"hook {event}"
+            self.add(self._ratio(name, "", "50 items", "", loop, floor, limit, "loop --version"))
+
+    # --- the DAG commands --------------------------------------------------------
+
+    def dag(self) -> None:
+        for shape in self.options.shapes:
+            for n in self.options.sizes:
+                root = fixtures.dag_repo(self.out, shape, n)
+                self._dag_cell(root, shape, n)
+
+    def _dag_cell(self, root: Path, shape: str, n: int) -> None:
+        item = f"bench-{n}"
+        tasks_md = root / "docs" / "specs" / item / "tasks.md"
+        ref_cmd = [sys.executable, str(REFERENCE), str(tasks_md)]
+        floor = measure(ref_cmd, root, self.env, self.runs)
+        self._agree(root, item, ref_cmd, shape, n)
+        for name, args in DAG_COMMANDS.items():
+            cmd = [*self.loop, args[0], item, *args[1:]]
+            warm = measure(cmd, root, self.env, self.runs)
+            self.add(self._ratio(name, shape, f"{n:,}", "warm", warm, floor, 2.0, "reference"))
+            cold = measure(
+                cmd, root, self.cold_env, self.runs, before=lambda: clear_loop_cache(root)
+            )
+            self.add(self._ratio(name, shape, f"{n:,}", "cold", cold, floor, 4.0, "reference"))
+            if name == "next --json":
+                self.add(
+                    Row(
+                        "next --json output",
+                        shape,
+                        f"{n:,}",
+                        "",
+                        warm.out_bytes,
+                        None,
+                        NEXT_JSON_LIMIT,
+                        "bytes",
+                        exit=warm.exit,
+                    )
+                )
+
+    def _agree(self, root: Path, item: str, ref_cmd: list[str], shape: str, n: int) -> None:
+        """Note when loop's next task differs from the reference's (a broken floor)."""
+        ref = subprocess.run(ref_cmd, cwd=root, env=self.env, capture_output=True, text=True)
+        got = subprocess.run(
+            [*self.loop, "next", item, "--json"],
+            cwd=root,
+            env=self.env,
+            capture_output=True,
+            text=True,
+        )
+        try:
+            ref_next = (json.loads(ref.stdout)["next"] or {}).get("id")
+            loop_next = (json.loads(got.stdout).get("next") or {}).get("id")
+        except (ValueError, AttributeError):
+            ref_next, loop_next = "?", "?"
+        if ref_next != loop_next:
+            self.checks.append(
+                f"{shape} {n:,}: loop's next is {loop_next}, the reference's {ref_next}"
+            )
+
+    # --- check --all ---------------------------------------------------------------
+
+    def check_all(self) -> None:
+        items, tasks = self.options.all_items, self.options.all_tasks
+        root = fixtures.all_repo(self.out, items, tasks)
+        one = [*self.loop, "check", fixtures.all_item(1)]
+        every = [*self.loop, "check", "--all"]
+        size = f"{items}×{tasks}"
+        for mode, env in (("warm", self.env), ("cold", self.cold_env)):
+            before = (lambda: clear_loop_cache(root)) if mode == "cold" else None
+            floor = measure(one, root, env, self.runs, before)
+            loop = measure(every, root, env, self.runs, before)
+            self.add(self._ratio("check --all", "random", size, mode, loop, floor, 3.0, "check 1"))
+
+    # --- task done -------------------------------------------------------------------
+
+    def commit(self) -> None:
+        runs = self.runs
+        compare = self.options.compare_src
+        # Each timed run of either side uses a task up; so do the warm-ups and the count.
+        need = (runs + 1) * (3 if compare else 2) + 2
+        root = fixtures.commit_repo(
+            self.out, self.options.commit_files, self.options.commit_tasks, need=need
+        )
+        size = f"{self.options.commit_files:,} files"
+        counter = 0
+
+        def change() -> str:
+            """Edit one tracked source file, as the agent's work would; return the task."""
+            nonlocal counter
+            counter += 1
+            path = root / fixtures.source_file(counter * 37 % self.options.commit_files)
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(f"# bench edit {time.time_ns()}\n")
+            return fixtures.open_tasks(root)[0]
+
+        def loop_done(env: dict[str, str]) -> Sample:
+            task = change()
+            return run_once(
+                [
+                    *self.loop,
+                    "task",
+                    "done",
+                    fixtures.COMMIT_ITEM,
+                    task,
+                    "--did",
+                    f"wrote the change for task {task}",
+                    "--next",
+                    f"implement task {int(task) + 1}: the next edit (tests in tests/test_bench.py)",
+                ],
+                root,
+                env,
+            )
+
+        def git_commit() -> Sample:
+            task = change()
+            _tick_and_log(root, task)
+            message = f"chore({fixtures.COMMIT_ITEM}): task {task}"
+            # One sh, as a user types it; sh's own cost is about a millisecond.
+            return run_once(
+                ["sh", "-c", 'git add -A && git commit -q -m "$0"', message], root, self.env
+            )
+
+        other_env = fixtures.env(self.out, compare) if compare else None
+        loop_s, git_s, other_s = [], [], []
+        for k in range(runs + 1):  # interleaved, so drift hits both sides alike
+            samples = (loop_done(self.env), git_commit())
+            other = loop_done(other_env) if other_env else None
+            if k:
+                loop_s.append(samples[0])
+                git_s.append(samples[1])
+                if other:
+                    other_s.append(other)
+        loop, git = Cell.of(loop_s), Cell.of(git_s)
+        self.add(self._ratio("task done", "chain", size, "", loop, git, 1.5, "git add+commit"))
+        if other_env:
+            before = Cell.of(other_s)
+            row = self._ratio(
+                "task done vs --compare-src", "chain", size, "", loop, before, 1 / 1.5, "before"
+            )
+            self.add(row)
+        self._count_git_calls(root, change)
+
+    def _count_git_calls(self, root: Path, change: Callable[[], str]) -> None:
+        real = shutil.which("git", path=self.env.get("PATH"))
+        if real is None:
+            self.checks.append("git not found on PATH: git calls not counted")
+            return
+        wrap = self.out / "git-wrapper"
+        wrap.mkdir(parents=True, exist_ok=True)
+        log = self.out / "git-calls.log"
+        log.unlink(missing_ok=True)
+        script = wrap / "git"
+        # A shell script first on PATH: log the arguments, then become the real git.
+        script.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{real}" "$@"\n')
+        script.chmod(0o755)
+        env = {**self.env, "PATH": f"{wrap}{os.pathsep}{self.env.get('PATH', '')}"}
+        task = change()
+        sample = run_once(
+            [
+                *self.loop,
+                "task",
+                "done",
+                fixtures.COMMIT_ITEM,
+                task,
+                "--did",
+                f"wrote the change for task {task}",
+                "--next",
+                f"implement task {int(task) + 1}: the next edit (tests in tests/test_bench.py)",
+            ],
+            root,
+            env,
+        )
+        calls = log.read_text().splitlines() if log.exists() else []
+        self.add(
+            Row(
+                "git processes per task done",
+                "chain",
+                f"{self.options.commit_files:,} files",
+                "",
+                len(calls),
+                None,
+                GIT_CALL_LIMIT,
+                "calls",
+                exit=sample.exit,
+                extra={"calls": calls},
+            )
+        )
+
+    # --- appending to a long log -----------------------------------------------------
+
+    def append(self) -> None:
+        """An append to a log of 100,000 entries against one to a log of 10 (in-process)."""
+        sys.path.insert(0, str(fixtures.SOURCE))
+        from the_loop.log.execution_log import append_entry
+
+        with tempfile.TemporaryDirectory() as tmp:
+            small, large = (_append_cost(append_entry, e, Path(tmp)) for e in (10, 100_000))
+        self.add(
+            Row(
+                "append to a 100k-entry log",
+                "",
+                "100,000",
+                "",
+                large,
+                small,
+                None,
+                "ratio",
+                note="10 entries",
+            )
+        )
+
+    # --- helpers -------------------------------------------------------------------------
+
+    @staticmethod
+    def _ratio(
+        case: str,
+        shape: str,
+        size: str,
+        mode: str,
+        loop: Cell,
+        floor: Cell,
+        limit: float,
+        floor_name: str,
+    ) -> Row:
+        return Row(
+            case,
+            shape,
+            size,
+            mode,
+            loop.cpu,
+            floor.cpu,
+            limit,
+            "ratio",
+            wall=loop.wall,
+            floor_wall=floor.wall,
+            exit=loop.exit or floor.exit,
+            note=floor_name,
+            extra={"loop": asdict(loop), "floor": asdict(floor)},
+        )
+
+
+def _append_cost(append_entry: Callable[[Path, str], object], entries: int, tmp: Path) -> float:
     """Median seconds to append one entry to a log of ``entries`` entries."""
-    from the_loop.log.execution_log import append_entry
-
     log = tmp / f"log-{entries}.md"
     head = "---\ntype: execution-log\nphase: implementation\n---\n\n## Progress entries\n\n"
     entry = (
@@ -75,65 +500,149 @@ def append_cost(entries: int, tmp: Path) -> float:
             handle.write(entry.format(i=i))
     samples = []
     for i in range(21):
-        start = time.perf_counter()
+        start = time.process_time()
         append_entry(log, entry.format(i=entries + i))
-        samples.append(time.perf_counter() - start)
+        samples.append(time.process_time() - start)
     return statistics.median(samples)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--n", type=int, nargs="+", default=[1000, 10000, 100000])
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--out", type=Path, default=HERE / "out")
-    options = parser.parse_args()
-    options.out.mkdir(parents=True, exist_ok=True)
-    repos = options.out / "repos"
-    subprocess.run(
-        [sys.executable, str(HERE / "gen.py"), str(repos), "--n", *map(str, options.n)],
-        check=True,
-        stdout=subprocess.DEVNULL,
+def _tick_and_log(root: Path, task: str) -> None:
+    """The files ``task done`` changes, changed by hand: the tick and a log entry."""
+    spec = root / "docs" / "specs" / fixtures.COMMIT_ITEM
+    tasks_md = spec / "tasks.md"
+    text = tasks_md.read_text(encoding="utf-8")
+    tasks_md.write_text(text.replace(f"- [ ] {task}. ", f"- [x] {task}. ", 1), encoding="utf-8")
+    stamp = time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime())
+    with (spec / "execution-log.md").open("a", encoding="utf-8") as handle:
+        handle.write(
+            f"\n### {stamp} — task {task} done\n\n- **Phase:** implementation\n"
+            f"- **Did:** wrote the change for task {task}\n"
+            "- **Checkpoint/tests:** not run\n"
+            f"- **Next:** implement task {int(task) + 1}\n"
+            "- **Context:** none — bench\n- **Blockers:** none\n"
+        )
+
+
+# --- output ----------------------------------------------------------------------------
+
+
+def render_row(row: Row) -> str:
+    """One markdown table line."""
+    if row.unit == "ratio":
+        value = _ms(row.value)
+        floor = f"{_ms(row.floor)} ({row.note})" if row.floor is not None else ""
+        measured = f"{row.measured:.2f}×"
+        target = "—" if row.limit is None else f"≤ {row.limit:.2f}×"
+        wall = f"{(row.wall or 0) * 1000:.0f} / {(row.floor_wall or 0) * 1000:.0f}"
+    else:
+        value, floor, wall = f"{row.value:,.0f} {row.unit}", "", ""
+        measured = f"{row.value:,.0f}"
+        target = f"< {row.limit:,.0f}" if row.unit == "bytes" else f"≤ {row.limit:,.0f}"
+    verdict = "PASS" if row.passed else ("FAIL" if row.exit == 0 else f"ERR exit {row.exit}")
+    if row.limit is None and row.exit == 0:
+        verdict = "info"
+    return (
+        f"| {row.case} | {row.shape} | {row.size} | {row.mode} | {value} | {floor} | "
+        f"{measured} | {target} | {verdict} | {wall} |"
     )
 
-    results: dict[str, object] = {"python": sys.version.split()[0], "runs": options.runs}
-    floor = measure([*LOOP, "--version"], options.out, options.runs)
-    results["startup"] = floor
-    rows = []
-    for n in options.n:
-        repo = repos / f"n-{n}"
-        for name, args in commands(n).items():
-            cell = measure([*LOOP, *args], repo, options.runs)
-            rows.append({"n": n, "command": f"loop {name}", **cell})
-    results["commands"] = rows
-    with tempfile.TemporaryDirectory() as tmp:
-        results["append"] = {str(e): append_cost(e, Path(tmp)) for e in (10, 1_000, 100_000)}
-    (options.out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
-    print(render(results))
-    return 0
+
+def _ms(seconds: float) -> str:
+    """Milliseconds, with decimals only where whole ones would read as zero."""
+    return f"{seconds * 1000:.0f}" if seconds >= 0.01 else f"{seconds * 1000:.2f}"
 
 
-def render(results: dict) -> str:
-    start = results["startup"]
+def render(rows: Sequence[Row], header: str, checks: Sequence[str]) -> str:
+    """The markdown report."""
+    targeted = [r for r in rows if r.limit is not None]
     lines = [
-        f"Python {results['python']}; median of {results['runs']} runs after one warm-up.",
+        header,
         "",
-        f"`loop --version` (start-up floor): {start['wall_s']:.3f} s, {start['rss_mib']:.0f} MiB",
+        "| case | shape | size | cache | loop CPU ms | floor CPU ms | ratio / value | target "
+        "| result | wall ms loop / floor |",
+        "|---|---|---:|---|---:|---:|---:|---:|---|---:|",
+        *(render_row(r) for r in rows),
         "",
-        "| command | tasks | wall s | peak MiB | exit |",
-        "|---|---:|---:|---:|---:|",
+        f"{sum(r.passed for r in targeted)} of {len(targeted)} rows with a target pass.",
     ]
-    for row in results["commands"]:
-        lines.append(
-            f"| `{row['command']}` | {row['n']:,} | {row['wall_s']:.3f} | "
-            f"{row['rss_mib']:.0f} | {row['exit']} |"
-        )
-    append = results["append"]
-    lines += [
-        "",
-        "Append one entry to an execution log (in-process): "
-        + ", ".join(f"{int(k):,} entries: {v * 1000:.2f} ms" for k, v in append.items()),
-    ]
+    lines += [f"- note: {c}" for c in checks]
     return "\n".join(lines)
+
+
+def parse_options(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, few runs (< 1 min)")
+    parser.add_argument("--sizes", type=int, nargs="+", help="task counts for the DAG cases")
+    parser.add_argument("--shapes", nargs="+", choices=SHAPES, help="DAG shapes")
+    parser.add_argument("--runs", type=int, help="timed runs per cell (after one warm-up)")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=("startup", "dag", "all", "commit", "append", "hooks"),
+        help="run only these cases",
+    )
+    parser.add_argument("--all-items", type=int, default=200)
+    parser.add_argument("--all-tasks", type=int, default=50)
+    parser.add_argument("--commit-files", type=int, default=20_000)
+    parser.add_argument("--commit-tasks", type=int, default=300)
+    parser.add_argument(
+        "--compare-src",
+        type=Path,
+        help="another checkout (e.g. a worktree of an older commit): time its task done too",
+    )
+    parser.add_argument("--out", type=Path, default=HERE / "out")
+    options = parser.parse_args(argv)
+    if options.quick:
+        options.sizes = options.sizes or [100, 1_000]
+        options.runs = options.runs or 1
+        options.shapes = options.shapes or ["random", "ladder"]
+        options.only = options.only or ["startup", "dag", "all", "commit", "append", "hooks"]
+    options.sizes = options.sizes or list(SIZES)
+    options.runs = options.runs or 5
+    options.shapes = options.shapes or list(SHAPES)
+    options.only = options.only or ["startup", "dag", "all", "commit", "append", "hooks"]
+    if options.compare_src is not None:
+        options.compare_src = options.compare_src.resolve()
+    options.out = options.out.resolve()
+    return options
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark; exit 0 when every row meets its target, else 1."""
+    options = parse_options(argv)
+    options.out.mkdir(parents=True, exist_ok=True)
+    bench = Bench(options)
+    started = time.perf_counter()
+    cases = {
+        "startup": bench.startup,
+        "dag": bench.dag,
+        "all": bench.check_all,
+        "commit": bench.commit,
+        "append": bench.append,
+        "hooks": bench.hooks,
+    }
+    for name in options.only:
+        print(f"bench: {name}", file=sys.stderr, flush=True)
+        cases[name]()
+    elapsed = time.perf_counter() - started
+    header = (
+        f"Python {sys.version.split()[0]}; loop from {fixtures.SOURCE}; CPU ms are medians of "
+        f"{options.runs} runs after one warm-up (child user+sys, its git calls included); "
+        f"ratio = loop CPU / floor CPU from the same run; took {elapsed:.0f} s."
+    )
+    results = {
+        "python": sys.version.split()[0],
+        "source": str(fixtures.SOURCE),
+        "runs": options.runs,
+        "sizes": options.sizes,
+        "shapes": options.shapes,
+        "seconds": round(elapsed, 1),
+        "checks": bench.checks,
+        "rows": [{**asdict(r), "measured": r.measured, "passed": r.passed} for r in bench.rows],
+    }
+    (options.out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    print(render(bench.rows, header, bench.checks))
+    return 0 if all(r.passed for r in bench.rows) else 1
 
 
 if __name__ == "__main__":

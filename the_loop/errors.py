@@ -106,5 +106,9 @@ class LockError(LoopError):
     """Another loop command holds the repository lock for too long."""
 
 
+class FileSystemError(LoopError):
+    """The file system refused: permissions, a full disk, a read-only file or folder."""
+
+
 class StateError(LoopError):
     """loop's own state (journal, reset record) needs attention before going on."""

@@ -402,3 +402,74 @@ def test_missing_identity_is_a_clear_error_and_nothing_changes(
     assert lines[0].endswith(": git does not know who you are, so it cannot record a commit author")
     assert lines[-1] == f"hint: {IDENTITY_HINT}"
     assert_nothing_changed(project, before)
+
+
+# --------------------------------------------------------------------------- cost and bounds
+
+
+def _git_wrapper(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """A ``git`` first on PATH that logs each call and runs the real git."""
+    import os
+    import shutil
+
+    real = shutil.which("git")
+    assert real is not None
+    bin_dir = tmp_path / "wrapper-bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "git-calls.log"
+    wrapper = bin_dir / "git"
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}, calls
+
+
+def test_task_done_starts_at_most_six_git_processes(project: Path, tmp_path: Path) -> None:
+    """The checkpoint's git cost, counted by a wrapper on PATH (loop runs as its own process)."""
+    from helpers.project import process
+
+    (project / "src.txt").write_text("the work of task 1\n")
+    env, calls = _git_wrapper(tmp_path)
+
+    done = process(project, *DONE_1, env=env)
+
+    assert done.returncode == 0, done.stderr
+    lines = calls.read_text().splitlines()
+    assert len(lines) <= 6, "\n".join(lines)
+    assert sum("commit --quiet" in line for line in lines) == 1
+    assert not any(line.startswith("log") for line in lines)  # no history scan on a fresh run
+    assert "src.txt" in git(project, "show", "--name-only", "--format=", "HEAD")
+
+
+def test_a_hanging_hook_is_stopped_and_the_checkpoint_rolled_back(project: Path) -> None:
+    """checkpoint.hookTimeoutSeconds bounds git commit and its hooks; the lock is released."""
+    import time
+
+    from helpers.project import process
+
+    config = project / ".the-loop/config.yaml"
+    config.write_text(config.read_text() + "checkpoint:\n  hookTimeoutSeconds: 2\n")
+    git(project, "commit", "-qam", "hook timeout for the test")
+    pid_file = project.parent / "hook-child.pid"
+    hook = project / ".git/hooks/pre-commit"
+    # the hook starts a child that would outlive it, then hangs
+    hook.write_text(f"#!/bin/sh\nsleep 60 &\necho $! > {pid_file}\nsleep 60\n")
+    hook.chmod(0o755)
+    before = snapshot(project)
+
+    refused = process(project, *DONE_1, timeout=30)
+
+    assert refused.returncode == 1, refused.stderr
+    assert "`git commit` did not finish within 2 s and was stopped" in refused.stderr
+    assert_nothing_changed(project, before)
+    hook.unlink()
+    assert run(project, *DONE_1).exit_code == 0  # the lock was released
+    child = Path("/proc") / pid_file.read_text().strip()
+    for _ in range(50):  # the killed child is reaped by init shortly after
+        try:
+            if (child / "stat").read_text().split()[2] == "Z":
+                break
+        except FileNotFoundError:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the hook's child outlived the timeout")

@@ -17,7 +17,7 @@ import click
 import pytest
 from helpers import Result
 
-from the_loop import errors
+from the_loop import __version__, errors
 from the_loop.cli import cli
 from the_loop.cli.handler import guarded
 from the_loop.errors import ExitCode, LoopError, Where
@@ -45,6 +45,7 @@ ERROR_CODES = {
     "TemplateError": 1,
     "LockError": 1,
     "StateError": 1,
+    "FileSystemError": 1,
 }
 
 
@@ -72,10 +73,18 @@ def _raises(exc: BaseException) -> Callable[[], NoReturn]:
     return call
 
 
-def _run_guarded(call: Callable[[], object], *, debug: bool = False) -> int:
+def _run_guarded(
+    call: Callable[[], object], *, debug: bool = False, crash_dir: Path | None = None
+) -> int:
     with pytest.raises(click.exceptions.Exit) as exc:
-        guarded(call, debug=debug)
+        guarded(call, debug=debug, crash_dir=lambda: crash_dir)
     return exc.value.exit_code
+
+
+def _only_report(folder: Path) -> Path:
+    reports = list(folder.glob("loop-crash-*.txt"))
+    assert len(reports) == 1, reports
+    return reports[0]
 
 
 def test_guarded_returns_the_value_when_nothing_fails() -> None:
@@ -117,30 +126,67 @@ def test_a_loop_error_with_debug_also_shows_the_traceback(
 
 
 def test_an_unexpected_exception_is_an_internal_error_without_traceback(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    assert _run_guarded(_raises(ZeroDivisionError("division by zero"))) == 3
+    assert _run_guarded(_raises(ZeroDivisionError("division by zero")), crash_dir=tmp_path) == 3
 
     out, err = capsys.readouterr()
+    report = _only_report(tmp_path)
     assert out == ""
     assert err == (
         "internal error: ZeroDivisionError: division by zero\n"
-        "this is a bug in loop; run the command again with --debug for the traceback\n"
+        f"this is a bug in loop; details in {report}; run the command again with --debug "
+        "for the traceback\n"
     )
+    text = report.read_text()
+    assert text.startswith(f"loop {__version__}, Python ")
+    assert "\ncommand: " in text
+    assert text.rstrip().endswith("ZeroDivisionError: division by zero")
 
 
 def test_an_unexpected_exception_with_debug_shows_the_traceback(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    assert _run_guarded(_raises(KeyError("pressure")), debug=True) == 3
+    assert _run_guarded(_raises(KeyError("pressure")), debug=True, crash_dir=tmp_path) == 3
 
     err = capsys.readouterr().err
     assert err.startswith("Traceback (most recent call last):")
     assert "KeyError: 'pressure'" in err
     assert err.endswith(
         "internal error: KeyError: 'pressure'\n"
-        "this is a bug in loop; run the command again with --debug for the traceback\n"
+        f"this is a bug in loop; details in {_only_report(tmp_path)}; run the command again "
+        "with --debug for the traceback\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("error", "message", "hint"),
+    [
+        (
+            PermissionError(13, "Permission denied", "/p/execution-log.md"),
+            "/p/execution-log.md: cannot use this file: Permission denied",
+            "check the file's and its folder's permissions (ls -l)",
+        ),
+        (
+            OSError(28, "No space left on device", "/p/tasks.md"),
+            "/p/tasks.md: cannot use this file: No space left on device",
+            "the disk is full; free some space and run the command again",
+        ),
+        (
+            OSError(30, "Read-only file system", "/p/tasks.md"),
+            "/p/tasks.md: cannot use this file: Read-only file system",
+            "the file system is read-only; run loop where the project can be written",
+        ),
+    ],
+    ids=["EACCES", "ENOSPC", "EROFS"],
+)
+def test_a_file_system_error_is_a_clear_error_not_a_bug(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, error: OSError, message: str, hint: str
+) -> None:
+    assert _run_guarded(_raises(error), crash_dir=tmp_path) == 1
+
+    assert capsys.readouterr().err == f"error: {message}\nhint: {hint}\n"
+    assert not list(tmp_path.iterdir())  # not a bug: no crash report
 
 
 def test_ctrl_c_exits_130(capsys: pytest.CaptureFixture[str]) -> None:
@@ -239,7 +285,8 @@ def test_cli_a_loop_error_shows_message_and_hint_without_traceback(
             RuntimeError("surprise"),
             3,
             "internal error: RuntimeError: surprise\n"
-            "this is a bug in loop; run the command again with --debug for the traceback\n",
+            "this is a bug in loop; details in {report}; run the command again with --debug "
+            "for the traceback\n",
         ),
         (KeyboardInterrupt(), 130, "interrupted\n"),
     ],
@@ -252,6 +299,7 @@ def test_cli_maps_each_failure_to_its_code(
     boom: Callable[[BaseException], None],
     tmp_path: Path,
     loop: Loop,
+    hermetic_env: Path,
 ) -> None:
     boom(exc)
 
@@ -259,7 +307,9 @@ def test_cli_maps_each_failure_to_its_code(
 
     assert result.exit_code == code
     assert result.stdout == ""
-    assert result.stderr == stderr
+    reports = list((hermetic_env / ".local/state/loop/crashes").glob("*.txt"))
+    assert len(reports) == (1 if code == 3 else 0)
+    assert result.stderr == stderr.format(report=reports[0] if reports else "")
 
 
 def test_cli_debug_shows_the_traceback_of_an_internal_error(
@@ -274,9 +324,9 @@ def test_cli_debug_shows_the_traceback_of_an_internal_error(
     assert "Traceback" not in plain.stderr
     assert debug.stderr.startswith("Traceback (most recent call last):")
     assert "raise exc" in debug.stderr
-    assert debug.stderr.endswith(
-        "internal error: RuntimeError: surprise\n"
-        "this is a bug in loop; run the command again with --debug for the traceback\n"
+    assert debug.stderr.endswith("run the command again with --debug for the traceback\n")
+    assert "internal error: RuntimeError: surprise\nthis is a bug in loop; details in " in (
+        debug.stderr
     )
 
 

@@ -7,7 +7,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import DESIGN, REQUIREMENTS, SIX_TASKS, Result, tasks_md, write_config, write_tree
+from helpers import (
+    DESIGN,
+    REPO_ROOT,
+    REQUIREMENTS,
+    SIX_TASKS,
+    Result,
+    tasks_md,
+    write_config,
+    write_tree,
+)
 
 Loop = Callable[..., Result]
 BAD_OVERRIDE = """\
@@ -38,6 +47,18 @@ phase: tasks-breakdown
 
 - **Next:** write tasks.md from the design
 """
+
+
+def _error_schema_problems(data: object) -> list[str]:
+    """Where ``data`` breaks the errorOutput shape of schema/output/common.schema.json."""
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+
+    common = json.loads((REPO_ROOT / "schema" / "output" / "common.schema.json").read_text())
+    registry = Registry().with_resource(common["$id"], Resource.from_contents(common))
+    schema = {"$ref": f"{common['$id']}#/$defs/errorOutput"}
+    validator = Draft202012Validator(schema, registry=registry)
+    return [e.message for e in validator.iter_errors(data)]
 
 
 @pytest.fixture
@@ -118,6 +139,7 @@ def test_json_errors_are_json_on_stdout(
     assert result.exit_code == code
     assert result.stderr == ""
     data = json.loads(result.stdout)
+    assert _error_schema_problems(data) == []
     assert data["ok"] is False
     assert data["error"]["exitCode"] == code
     assert data["error"]["message"].startswith(message)

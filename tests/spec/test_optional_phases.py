@@ -9,6 +9,7 @@ before the phase was listed (tasks.md already written) are not held back.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -42,6 +43,11 @@ def _status(loop: Loop, root: Path) -> dict[str, object]:
     return data
 
 
+def _fill_in(plan: Path) -> None:
+    """Write the plan: every `<…>` slot of the template replaced by text."""
+    plan.write_text(re.sub(r"(?m)^<[^>]*>$", "Unit tests prove R1.1 and R2.1.", plan.read_text()))
+
+
 def _approve(loop: Loop, root: Path, *names: str) -> None:
     for name in names:
         result = loop("-C", str(root), "approve", "issue-5", name, "--by", "@alice")
@@ -69,6 +75,9 @@ def test_the_testing_plan_comes_after_the_design_and_before_the_tasks(
     assert result.exit_code == 0, result.output
     plan = root / ITEM / "testing-plan.md"
     assert plan.read_text().startswith("---\ntype: testing-plan\nphase: test-planning\n")
+    refused = loop("-C", str(root), "approve", "issue-5", "testing-plan", "--by", "@alice")
+    assert refused.exit_code == 1  # the template's slots are still there
+    _fill_in(plan)
     _approve(loop, root, "testing-plan")
     assert _status(loop, root)["phase"]["implied"] == "tasks-breakdown"  # type: ignore[index]
 
@@ -77,6 +86,7 @@ def test_an_edited_testing_plan_makes_the_tasks_stale(tmp_path: Path, loop: Loop
     root = _project(tmp_path)
     _approve(loop, root, "requirements", "design")
     assert loop("-C", str(root), "work-on", "issue-5").exit_code == 0
+    _fill_in(root / ITEM / "testing-plan.md")
     _approve(loop, root, "testing-plan")
     write_tree(root, {f"{ITEM}/tasks.md": tasks_md("issue-5", SIX_TASKS)})
     _approve(loop, root, "tasks")

@@ -316,10 +316,15 @@ def test_a_hundred_thousand_tasks_trace_in_linear_time() -> None:
     reqs = reqs_of()
     cited = ("R1", "R2.1", "R2.2", "R9")
     many = tasks_of(*(task(str(i), *cited, line=i + 1) for i in range(100_000)))
+    few = tasks_of(*(task(str(i), *cited, line=i + 1) for i in range(10_000)))
     start = time.perf_counter()
     findings = trace(reqs, many)
     result = coverage(reqs, many)
     elapsed = time.perf_counter() - start
+    start = time.perf_counter()
+    trace(reqs, few)
+    coverage(reqs, few)
+    elapsed_few = time.perf_counter() - start
     assert len(findings) == 100_000 + 3  # one undefined R9 per task; R2.3, R2.4, R3 uncovered
     assert len(result["R1.1"]) == 100_000
-    assert elapsed < 10  # generous: a quadratic pass would take hours
+    assert elapsed < 40 * elapsed_few + 0.5  # 10x the tasks; a quadratic pass would be 100x

@@ -31,6 +31,8 @@ from the_loop.checkpoint.policy import Decision, Reset
 from the_loop.checkpoint.state_dir import read_json, state_dir, write_json
 from the_loop.errors import DagError, GitError, RefusedError, SpecError, StateError
 from the_loop.git import repo as gitrepo
+from the_loop.git.commit import DEFAULT_MAX_FILE_BYTES, commit_checkpoint
+from the_loop.git.runner import DEFAULT_TIMEOUT
 from the_loop.io import atomic, clock
 from the_loop.log import execution_log as execlog
 from the_loop.spec.front_matter import parse_front_matter
@@ -47,6 +49,8 @@ class CommitSpec:
     message: str
     stage: str  # all | tracked | paths
     paths: tuple[str, ...] = ()
+    timeout: float = DEFAULT_TIMEOUT  # seconds for git commit and the user's hooks
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,9 @@ class Plan:
     commit: CommitSpec | None = None
     session: str | None = None
     wip: str = ""
+    # Open resets this checkpoint settles, as resets.Supersession fields (the
+    # journal is JSON): closed in the reset step, before the new one is prepared.
+    supersedes: tuple[tuple[str, str, str, str, str], ...] = ()
 
 
 @dataclass
@@ -83,6 +90,7 @@ class Journal:
     log_backup: str | None = None
     head_before: str | None = None
     commit_sha: str | None = None
+    committed_files: list[str] = field(default_factory=list)
     rolling_back: bool = False
 
 
@@ -102,6 +110,8 @@ class Outcome:
     warnings: tuple[str, ...] = ()
     record: resets.ResetRecord | None = None
     ticked: bool = False
+    committed_files: tuple[str, ...] = ()  # repository-relative paths in the commit
+    settled: tuple[resets.Supersession, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -112,11 +122,16 @@ class Outcome:
                 "commit": self.commit,
                 "commitStatus": self.commit_status,
                 "entry": self.entry_digest,
+                "committedFiles": list(self.committed_files),
             },
             "item": self.item,
             "task": self.task,
             "phase": self.phase,
             "warnings": list(self.warnings),
+            "settledResets": [
+                {"checkpoint": s.checkpoint, "mode": s.mode, "state": s.state, "why": s.why}
+                for s in self.settled
+            ],
         }
 
 
@@ -188,15 +203,16 @@ def run(root: Path, plan: PlanSource) -> Outcome | None:
 
 
 def _git_precheck(root: Path) -> None:
-    status = gitrepo.repo_status(root)
-    if status.operation and status.operation != "bisect":  # a bisect only gets a warning
+    operation = gitrepo.operation(root)  # marker files: no git process
+    if operation and operation != "bisect":  # a bisect only gets a warning
         raise GitError(
-            f"a git {status.operation} is in progress; a checkpoint commit now would mix "
+            f"a git {operation} is in progress; a checkpoint commit now would mix "
             "unrelated changes into it",
-            hint=f"finish or abort the {status.operation} (git {status.operation} --continue / "
+            hint=f"finish or abort the {operation} (git {operation} --continue / "
             "--abort), then run the command again",
         )
-    gitrepo.identity(root)
+    # identity is checked by the commit step itself, before it stages anything;
+    # a refusal there rolls the tick and the entry back like any failed commit
 
 
 def _forward(root: Path, journal: Journal) -> Outcome:
@@ -234,6 +250,8 @@ def _forward(root: Path, journal: Journal) -> Outcome:
         warnings=tuple(warnings),
         record=record,
         ticked=plan.tick_to is not None,
+        committed_files=tuple(journal.committed_files),
+        settled=tuple(resets.Supersession(*row) for row in plan.supersedes),
     )
 
 
@@ -290,19 +308,24 @@ def _step_commit(root: Path, journal: Journal) -> tuple[str, list[str]]:
     plan = journal.plan
     if plan.commit is None:
         return "skipped", []
-    existing = gitrepo.find_checkpoint_commit(root, "Loop-Checkpoint", plan.id)
-    if existing is None and journal.head_before != gitrepo.head_sha(root):
-        existing = _same_message_head(root, plan.commit.message)
-    if existing is not None:
-        journal.commit_sha = existing
-        return "committed", []
-    outcome = gitrepo.commit_checkpoint(
+    if journal.head_before != gitrepo.head_sha(root):
+        # HEAD moved since the plan was saved: this is a recovery, and the
+        # interrupted run may have committed already (the fresh path never looks)
+        existing = gitrepo.find_checkpoint_commit(root, "Loop-Checkpoint", plan.id)
+        existing = existing or _same_message_head(root, plan.commit.message)
+        if existing is not None:
+            journal.commit_sha = existing
+            return "committed", []
+    outcome = commit_checkpoint(
         root,
         message=plan.commit.message,
         stage=plan.commit.stage,
         paths=[Path(p) for p in plan.commit.paths],
+        timeout=plan.commit.timeout,
+        max_file_bytes=plan.commit.max_file_bytes,
     )
     journal.commit_sha = outcome.sha
+    journal.committed_files = list(outcome.files)
     _fault("commit")
     return outcome.status, list(outcome.warnings)
 
@@ -316,6 +339,10 @@ def _same_message_head(root: Path, message: str) -> str | None:
 
 def _step_reset(root: Path, journal: Journal) -> resets.ResetRecord | None:
     plan = journal.plan
+    for row in plan.supersedes:
+        resets.settle(root, resets.Supersession(*row))
+    # Whatever else this session still owes (another item's reset) did not happen.
+    resets.skip_superseded(root, plan.session, plan.id)
     if plan.reset == Reset.NONE.value:
         return None
     digest = journal.appended["digest"] if journal.appended else ""
@@ -364,12 +391,19 @@ def _load(root: Path) -> Journal | None:
         plan_data = dict(data["plan"])
         commit = plan_data.get("commit")
         plan_data["commit"] = (
-            CommitSpec(commit["message"], commit["stage"], tuple(commit["paths"]))
+            CommitSpec(
+                commit["message"],
+                commit["stage"],
+                tuple(commit["paths"]),
+                float(commit.get("timeout", DEFAULT_TIMEOUT)),
+                int(commit.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES)),
+            )
             if commit
             else None
         )
         if plan_data.get("transition"):
             plan_data["transition"] = tuple(plan_data["transition"])
+        plan_data["supersedes"] = tuple(tuple(row) for row in plan_data.get("supersedes", ()))
         plan = Plan(**plan_data)
         rest = {k: v for k, v in data.items() if k != "plan"}
         return Journal(plan, **rest)

@@ -9,6 +9,7 @@ result as text or, with ``--json``, as JSON.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from dataclasses import dataclass
 from functools import cached_property
@@ -40,8 +41,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "task": ("the_loop.cli.cmd_tasks", "task", "Tasks and checkpoints"),
     "checkpoint": ("the_loop.cli.cmd_tasks", "checkpoint_cmd", "Tasks and checkpoints"),
     "pressure": ("the_loop.cli.cmd_tasks", "pressure", "Tasks and checkpoints"),
+    "context": ("the_loop.cli.cmd_context", "context", "Tasks and checkpoints"),
     "reset": ("the_loop.cli.cmd_recover", "reset", "Recover"),
     "doctor": ("the_loop.cli.cmd_recover", "doctor", "Recover"),
+    "install": ("the_loop.cli.cmd_install", "install", "Agent harnesses"),
+    "hook": ("the_loop.cli.cmd_hook", "hook", "Agent harnesses"),
 }
 SECTIONS = (
     "Set up",
@@ -49,6 +53,7 @@ SECTIONS = (
     "See where things stand",
     "Tasks and checkpoints",
     "Recover",
+    "Agent harnesses",
 )
 
 
@@ -67,6 +72,19 @@ class Env:
         from the_loop.config.project_root import find_project_root
 
         return find_project_root(self.cwd, self.repo_option)
+
+
+def _crash_dir(ctx: click.Context) -> Path | None:
+    """``.the-loop/state/crashes`` of the project in use, when there is one."""
+    env = ctx.obj
+    if not isinstance(env, Env):
+        return None
+    try:
+        config_dir = env.root / ".the-loop"
+    except Exception:  # no project: the report goes to the user's state folder
+        return None
+    # never create .the-loop/ in a folder that is not a project
+    return config_dir / "state" / "crashes" if config_dir.is_dir() else None
 
 
 class LoopGroup(click.Group):
@@ -90,7 +108,10 @@ class LoopGroup(click.Group):
         json_output = bool(ctx.params.get("json_output")) or "--json" in ctx.args
         try:
             return guarded(
-                lambda: super(LoopGroup, self).invoke(ctx), debug=debug, json_output=json_output
+                lambda: super(LoopGroup, self).invoke(ctx),
+                debug=debug,
+                crash_dir=lambda: _crash_dir(ctx),
+                json_output=json_output,
             )
         finally:
             _report_recoveries()
@@ -121,8 +142,16 @@ class LoopGroup(click.Group):
 )
 @click.option("--json", "json_output", is_flag=True, help="Print results as JSON.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
+@click.option(
+    "--no-color",
+    "no_color",
+    is_flag=True,
+    help="No colour, even on a terminal (env NO_COLOR, any non-empty value, does the same).",
+)
 @click.pass_context
-def cli(ctx: click.Context, repo: Path | None, json_output: bool, debug: bool) -> None:
+def cli(
+    ctx: click.Context, repo: Path | None, json_output: bool, debug: bool, no_color: bool
+) -> None:
     """loop keeps an AI coding agent's work on a spec, one checkpoint at a time.
 
     A work item moves through requirements, design and tasks (each approved
@@ -132,7 +161,16 @@ def cli(ctx: click.Context, repo: Path | None, json_output: bool, debug: bool) -
     ticked, execution-log entry written, work committed.
 
     Start with `loop init`, then `loop new "<title>"` and `loop work-on <id>`.
+
+    \b
+    Environment variables:
+      LOOP_SESSION_ID    stands in for --session (the agent session's id)
+      LOOP_LOCK_TIMEOUT  seconds to wait for another loop command's lock (30)
+      NO_COLOR           any non-empty value: no colour, as --no-color
+      LOOP_NOW           pins the clock (ISO-8601 UTC), for demos and tests
     """
+    if no_color or os.environ.get("NO_COLOR"):
+        ctx.color = False  # every echo below this context inherits it
     ctx.obj = Env(cwd=Path.cwd(), repo_option=repo, json=json_output, debug=debug)
 
 

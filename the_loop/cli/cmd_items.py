@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,6 +15,7 @@ from the_loop.cli.output import (
     echo_findings,
     echo_problems,
     emit_json,
+    finding_line,
     good,
     heading,
     json_option,
@@ -26,6 +28,7 @@ from the_loop.errors import ExitCode, UsageError
 from the_loop.workflow.item_report import ItemReport
 
 if TYPE_CHECKING:
+    from the_loop.findings import Finding
     from the_loop.workflow.status import ItemStatus
 
 ITEM = click.argument("item_ref", metavar="ID", required=False)
@@ -96,6 +99,19 @@ def _status_detail(v: ItemStatus) -> None:
                 + dim(f"  — {v.resume.stamp}"),
             )
         )
+    for problem in v.tick_problems:
+        what = (
+            "ticked without a checkpoint"
+            if problem.kind == "no-checkpoint"
+            else "its checkpoint commit is gone from history"
+        )
+        rows.append(
+            (
+                "tick",
+                bad(f"task {problem.task.id} {what}")
+                + dim(f"  ({v.tasks_path}:{problem.task.line}) → {problem.command}"),
+            )
+        )
     for record in v.open_resets:
         rows.append(
             (
@@ -105,6 +121,13 @@ def _status_detail(v: ItemStatus) -> None:
                     f"confirmed ({record.state})"
                 )
                 + dim(f"  → loop reset confirm {v.id} --session <id>"),
+            )
+        )
+    if v.skipped_resets:
+        rows.append(
+            (
+                "resets",
+                dim(f"{v.skipped_resets} skipped (the session went on without the reset)"),
             )
         )
     if v.interrupted_checkpoint:
@@ -267,8 +290,13 @@ def _spec_root(env: Env) -> Path:
 @json_option
 @click.pass_obj
 def graph(env: Env, item_ref: str, fmt: str, json_output: bool) -> None:
-    """Draw the task DAG with task states, waves and the critical path."""
+    """Draw the task DAG with task states, waves and the critical path.
+
+    A graph with errors (a cycle, an unknown or duplicate task) is still drawn
+    as far as it can be; the errors follow on stderr and the exit code is 1.
+    """
     from the_loop.dag.render import RENDERERS
+    from the_loop.findings import Level
 
     report = reports(env, item_ref, False)[0]
     echo_problems(report.ctx.problems)
@@ -277,6 +305,32 @@ def graph(env: Env, item_ref: str, fmt: str, json_output: bool) -> None:
             f"{report.id} has no tasks.md yet",
             hint=f"`loop work-on {report.id}` says what comes first",
         )
+    dag = report.dag
+    errors = [f for f in (*report.tasks.findings, *dag.findings) if f.level is Level.ERROR]
+    _draw(env, report, fmt, json_output, errors, RENDERERS)
+    if not errors:
+        return
+    if not wants_json(env, json_output):
+        click.echo(
+            bad("error: ") + f"the task graph of {report.id} has {len(errors)} error(s); "
+            "what is drawn leaves out what they break",
+            err=True,
+        )
+        for finding in errors:
+            click.echo("  " + finding_line(finding).replace("\n", "\n  "), err=True)
+        click.echo(f"hint: `loop check {report.id}` lists every finding", err=True)
+    raise click.exceptions.Exit(int(ExitCode.FAILURE))
+
+
+def _draw(
+    env: Env,
+    report: ItemReport,
+    fmt: str,
+    json_output: bool,
+    errors: list[Finding],
+    renderers: dict[str, Callable[..., str]],
+) -> None:
+    assert report.tasks is not None and report.dag is not None
     dag = report.dag
     if wants_json(env, json_output):
         emit_json(
@@ -292,7 +346,8 @@ def graph(env: Env, item_ref: str, fmt: str, json_output: bool) -> None:
                     {"id": t.id, "title": t.title, "state": t.state.value, "line": t.line}
                     for t in report.tasks.tasks
                 ],
+                "errors": [relative_finding(f).to_json() for f in errors],
             }
         )
         return
-    click.echo(RENDERERS[fmt](report.id, report.tasks, dag), nl=False)
+    click.echo(renderers[fmt](report.id, report.tasks, dag), nl=False)

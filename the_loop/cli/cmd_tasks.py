@@ -36,14 +36,15 @@ def task() -> None:
 @task.command()
 @ITEM
 @TASK
+@SESSION
 @json_option
 @click.pass_obj
-def start(env: Env, item_ref: str, task_id: str, json_output: bool) -> None:
+def start(env: Env, item_ref: str, task_id: str, session: str | None, json_output: bool) -> None:
     """Mark task N in progress (refused while a dependency is open)."""
     from the_loop.spec.project import open_item
     from the_loop.workflow.task_transitions import start_task
 
-    started = start_task(open_item(env.root, item_ref, cwd=env.cwd), task_id)
+    started = start_task(open_item(env.root, item_ref, cwd=env.cwd), task_id, session=session)
     if wants_json(env, json_output):
         emit_json({"task": started.id, "state": "in-progress"})
         return
@@ -62,7 +63,12 @@ def start(env: Env, item_ref: str, task_id: str, json_output: bool) -> None:
 @click.option(
     "--verify",
     is_flag=True,
-    help="Run the task's _Test:_ command first; a failing test means not done.",
+    help="Run the task's _Test:_ command, after every other check; a failing test means not done.",
+)
+@click.option(
+    "--adopt",
+    is_flag=True,
+    help="The task was ticked by hand: record its checkpoint now, without ticking it again.",
 )
 @SESSION
 @json_option
@@ -76,6 +82,7 @@ def done(
     tests: str | None,
     blockers: str,
     verify: bool,
+    adopt: bool,
     session: str | None,
     json_output: bool,
 ) -> None:
@@ -83,21 +90,33 @@ def done(
 
     The checkpoint ticks the task in tasks.md, appends an execution-log entry
     (Did, Checkpoint/tests, Next, Context), mirrors the phase and commits the
-    work in progress; only then is the reset directive printed.
+    work in progress; only then is the reset directive printed. The last
+    task's checkpoint also enters needs-review, with one reset for both.
+
+    Every quick check (the words of --did and --next, the lock, the approval,
+    the task's state and dependencies) runs before the test of --verify.
     """
+    from the_loop.cli.progress import showing_run
     from the_loop.spec.project import open_item
-    from the_loop.workflow.task_transitions import done_task
-    from the_loop.workflow.task_transitions import verify as run_verify
+    from the_loop.workflow.task_tests import run_test
+    from the_loop.workflow.task_transitions import done_task, prepare_done
 
     ctx = open_item(env.root, item_ref, cwd=env.cwd)
-    verification = None
-    if verify or ctx.config.checkpoint.verify_tests:
-        verification = run_verify(ctx, task_id)
-    outcome = done_task(
+    request = prepare_done(
         ctx,
         task_id,
         did=did,
         next_step=next_step,
+        adopt=adopt,
+        verify=verify or ctx.config.checkpoint.verify_tests,
+    )
+    verification = None
+    if request.test is not None:
+        with showing_run(request.test.shown):
+            verification = run_test(request.test)
+    outcome = done_task(
+        ctx,
+        request,
         tests=tests,
         blockers=blockers,
         verification=verification,
@@ -107,7 +126,10 @@ def done(
         emit_json(outcome.to_json())
         mark_dispatched(outcome, ctx.project.root)
         return
-    echo_outcome(outcome, ctx.project.root, then=f"loop execute-tasks {ctx.item.id}")
+    then = f"loop execute-tasks {ctx.item.id}"
+    if outcome.phase == "needs-review":
+        then = f"loop work-on {ctx.item.id} (the review brief)"
+    echo_outcome(outcome, ctx.project.root, then=then)
 
 
 @click.command(name="checkpoint")

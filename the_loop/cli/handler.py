@@ -1,8 +1,11 @@
 """The one place that turns exceptions into messages and exit codes.
 
-``LoopError`` → its own message and exit code; Ctrl-C → 130; anything else is
-a bug in loop → exit 3 with a one-line message (the traceback only with
-``--debug``). The table is pinned by tests/test_exit_codes.py.
+``LoopError`` → its own message and exit code; Ctrl-C → 130; an ``OSError``
+the file system raised (permissions, a full disk, a read-only file) → a
+:class:`FileSystemError` naming the path, exit 1; anything else is a bug in
+loop → exit 3 with a one-line message, and a crash report (version, command,
+traceback) written where the message says (the traceback on screen only with
+``--debug``). The table is pinned by tests/cli/test_exit_codes.py.
 
 With ``--json`` an error is JSON too, on stdout, so a caller parsing the output
 never meets text: ``{"ok": false, "error": {"kind", "message", "path", "line",
@@ -11,24 +14,47 @@ never meets text: ``{"ok": false, "error": {"kind", "message", "path", "line",
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sys
 import traceback
 from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TypeVar
 
 import click
 
-from the_loop.errors import ExitCode, LoopError, Where
+from the_loop import __version__
+from the_loop.errors import ExitCode, FileSystemError, LoopError, Where
 
 T = TypeVar("T")
 
 
-def guarded(call: Callable[[], T], *, debug: bool, json_output: bool = False) -> T:
+# errno → what the user can do about it
+_OS_HINTS = {
+    errno.EACCES: "check the file's and its folder's permissions (ls -l)",
+    errno.EPERM: "check the file's and its folder's permissions (ls -l)",
+    errno.EROFS: "the file system is read-only; run loop where the project can be written",
+    errno.ENOSPC: "the disk is full; free some space and run the command again",
+    errno.EDQUOT: "the disk quota is used up; free some space and run the command again",
+    errno.EFBIG: "the file is larger than the file system allows",
+}
+
+
+def guarded(
+    call: Callable[[], T],
+    *,
+    debug: bool,
+    crash_dir: Callable[[], Path | None] = lambda: None,
+    json_output: bool = False,
+) -> T:
     """Run ``call``; map failures onto ``click.exceptions.Exit`` with our codes.
 
-    ``json_output``: report an error as JSON on stdout instead of text on stderr.
+    ``crash_dir`` names the folder for a crash report (the project's state dir);
+    it is asked only when loop has a bug to report. ``json_output``: report an
+    error as JSON on stdout instead of text on stderr.
     """
     try:
         return call()
@@ -39,38 +65,50 @@ def guarded(call: Callable[[], T], *, debug: bool, json_output: bool = False) ->
             raise
         _emit_error("usage", exc.format_message(), int(exc.exit_code))
         raise click.exceptions.Exit(exc.exit_code) from None
-    except BrokenPipeError:
-        # The reader went away (e.g. `loop graph | head`); nothing left to say.
-        sys.stderr.close()
-        raise click.exceptions.Exit(int(ExitCode.FAILURE)) from None
-    except (KeyboardInterrupt, Exception) as exc:
-        code = _report(exc, debug=debug, json_output=json_output)
-        raise click.exceptions.Exit(code) from None
-
-
-def _report(exc: BaseException, *, debug: bool, json_output: bool) -> int:
-    """Say what went wrong (text on stderr, or JSON on stdout); return the exit code."""
-    if isinstance(exc, KeyboardInterrupt):
+    except LoopError as exc:
+        _report(exc, debug, json_output)
+    except KeyboardInterrupt:
         if json_output:
             _emit_error("interrupted", "interrupted", int(ExitCode.INTERRUPTED))
         else:
             click.echo("interrupted", err=True)
-        return int(ExitCode.INTERRUPTED)
+        raise click.exceptions.Exit(int(ExitCode.INTERRUPTED)) from None
+    except BrokenPipeError:
+        # The reader went away (e.g. `loop graph | head`); nothing left to say.
+        sys.stderr.close()
+        raise click.exceptions.Exit(int(ExitCode.FAILURE)) from None
+    except OSError as exc:
+        _report(file_system_error(exc), debug, json_output)
+    except Exception as exc:
+        _internal(exc, debug, crash_dir, json_output)
+    raise AssertionError("unreachable")  # every except above raises
+
+
+def _report(exc: LoopError, debug: bool, json_output: bool = False) -> None:
     if debug:
         traceback.print_exc(file=sys.stderr)
-    if isinstance(exc, LoopError):
-        if json_output:
-            _emit_loop_error(_relative(exc))
-        else:
-            click.echo(_styled_error(_relative(exc).render()), err=True)
-        return int(exc.exit_code)
+    if json_output:
+        _emit_loop_error(_relative(exc))
+    else:
+        click.echo(_styled_error(_relative(exc).render()), err=True)
+    raise click.exceptions.Exit(int(exc.exit_code)) from None
+
+
+def _internal(
+    exc: Exception, debug: bool, crash_dir: Callable[[], Path | None], json_output: bool
+) -> None:
+    """A bug in loop: one line, a crash report, exit 3."""
+    if debug:
+        traceback.print_exc(file=sys.stderr)
+    report = _write_crash_report(exc, crash_dir)
+    where = f"; details in {shown_path(report)}" if report else ""
     text = f"internal error: {type(exc).__name__}: {exc}"
-    hint = "this is a bug in loop; run the command again with --debug for the traceback"
+    hint = f"this is a bug in loop{where}; run the command again with --debug for the traceback"
     if json_output:
         _emit_error("internal", text, int(ExitCode.INTERNAL), hint=hint)
     else:
         click.echo(f"{text}\n{hint}", err=True)
-    return int(ExitCode.INTERNAL)
+    raise click.exceptions.Exit(int(ExitCode.INTERNAL)) from None
 
 
 def _emit_loop_error(exc: LoopError) -> None:
@@ -102,6 +140,42 @@ def _emit_error(kind: str, message: str, exit_code: int, **extra: object) -> Non
     error.update({k: v for k, v in extra.items() if v is not None})
     error["exitCode"] = exit_code
     click.echo(json.dumps({"ok": False, "error": error}, indent=2, ensure_ascii=False))
+
+
+def file_system_error(exc: OSError) -> FileSystemError:
+    """An ``OSError`` as a loop error: the path, what the system said, what to do."""
+    path = exc.filename if exc.filename is not None else None
+    reason = exc.strerror or str(exc)
+    return FileSystemError(
+        f"cannot use this file: {reason}" if path else f"a file operation failed: {reason}",
+        where=Where(Path(os.fsdecode(path))) if path is not None else None,
+        hint=_OS_HINTS.get(exc.errno or 0, "fix what the system reports and run the command again"),
+    )
+
+
+def _user_state_dir() -> Path:
+    """Where crash reports go outside a project: ``$XDG_STATE_HOME/loop/crashes``."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "loop" / "crashes"
+
+
+def _write_crash_report(exc: BaseException, crash_dir: Callable[[], Path | None]) -> Path | None:
+    """Write version, command and traceback to a file; ``None`` if it cannot be written."""
+    try:
+        folder = crash_dir() or _user_state_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+        path = folder / f"loop-crash-{stamp}.txt"
+        text = (
+            f"loop {__version__}, Python {sys.version.split()[0]}\n"
+            f"command: {' '.join(sys.argv)}\n"
+            f"cwd: {os.getcwd()}\n\n"
+            + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        )
+        path.write_text(text, encoding="utf-8")
+        return path
+    except Exception:  # a crash report must never hide the crash it reports
+        return None
 
 
 def shown_path(path: Path | str) -> str:

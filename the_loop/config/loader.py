@@ -102,6 +102,15 @@ class CheckpointSettings:
     trailers: bool
     verify_tests: bool
     test_timeout_seconds: int
+    hook_timeout_seconds: int
+    max_file_bytes: int
+
+
+@dataclass(frozen=True)
+class TestingSettings:
+    """``testing``, the part loop itself acts on: how a task's test command runs."""
+
+    shell: bool = False  # run _Test:_ commands through `sh -c`
 
 
 @dataclass(frozen=True)
@@ -135,6 +144,7 @@ class Config:
     checkpoint: CheckpointSettings
     agent: AgentSettings
     warnings: tuple[Finding, ...] = field(default=())
+    testing: TestingSettings = field(default=TestingSettings())
 
 
 @dataclass(frozen=True)
@@ -570,11 +580,14 @@ def _build(
             trailers=cp["trailers"],
             verify_tests=cp["verifyTests"],
             test_timeout_seconds=int(cp["testTimeoutSeconds"]),
+            hook_timeout_seconds=int(cp["hookTimeoutSeconds"]),
+            max_file_bytes=int(cp["maxFileBytes"]),
         ),
         agent=AgentSettings(
             kind=ag["kind"], command=tuple(ag["command"]), timeout_seconds=int(ag["timeoutSeconds"])
         ),
         warnings=tuple(f for f in findings if f.level is not Level.ERROR),
+        testing=TestingSettings(shell=bool(merged.get("testing", {}).get("shell", False))),
     )
 
 

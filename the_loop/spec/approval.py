@@ -154,7 +154,7 @@ def lock_findings(item: WorkItem, lock_map: dict[str, Lock]) -> list[Finding]:
                     "lock.stale",
                     f"{lock.path.name} is approved but stale: " + "; ".join(lock.stale_reasons),
                     Where(lock.path, line),
-                    hint=f"review it, then `loop approve {item.id} {word} --by @you` re-locks it",
+                    hint=_relock_hint(item, lock_map, kind, word),
                 )
             )
         elif lock.approved and lock.hash_recorded is None:
@@ -169,6 +169,19 @@ def lock_findings(item: WorkItem, lock_map: dict[str, Lock]) -> list[Finding]:
                 )
             )
     return findings
+
+
+def _relock_hint(item: WorkItem, lock_map: dict[str, Lock], kind: str, word: str) -> str:
+    """Re-approving is refused while an upstream artifact is unlocked: name that one first."""
+    unlocked = [up for up in upstream_kinds(item, kind) if not lock_map[up].locked]
+    if unlocked:
+        first = unlocked[0]
+        return (
+            f"first `loop approve {item.id} {item.word(first)} --by @you` "
+            f"({lock_map[first].path.name} is {lock_map[first].label}), then review "
+            f"{lock_map[kind].path.name} and `loop approve {item.id} {word} --by @you`"
+        )
+    return f"review it, then `loop approve {item.id} {word} --by @you` re-locks it"
 
 
 def written_ahead(item: WorkItem, lock_map: dict[str, Lock]) -> list[Finding]:

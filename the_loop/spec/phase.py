@@ -116,6 +116,25 @@ def phase_state(
     return PhaseState(implied, reason, recorded, _relation(implied, recorded, phases))
 
 
+def without_unrecorded_ticks(
+    state: PhaseState, unrecorded: int, total: int, phases: tuple[str, ...] = PHASES
+) -> PhaseState:
+    """``state`` when ticks without a checkpoint do not count as done.
+
+    A box ticked by hand is a claim, not finished work (see
+    ``the_loop.workflow.tick_evidence``): while one has no checkpoint, every
+    task being ticked does not put the item in needs-review.
+    """
+    if not unrecorded or state.implied != "needs-review":
+        return state
+    reason = (
+        f"{total - unrecorded} of {total} tasks done with a checkpoint; "
+        f"{unrecorded} ticked without one"
+    )
+    implied = "implementation"
+    return PhaseState(implied, reason, state.recorded, _relation(implied, state.recorded, phases))
+
+
 def _relation(implied: str, recorded: str | None, phases: tuple[str, ...]) -> str:
     if recorded is None:
         return "unrecorded"

@@ -232,6 +232,14 @@ def test_command(task: Task) -> list[str] | None:
     return _split_command(span)
 
 
+def test_text(task: Task) -> str | None:
+    """The command text of the task's ``_Test:_``: its first code span, row label dropped."""
+    if task.test is None:
+        return None
+    span = _first_code_span(task.test)
+    return _command_text(span) if span is not None else None
+
+
 def unsplittable_span(value: str) -> str | None:
     """The code span of a ``_Test:_`` value that ``test_command`` could not split, if any."""
     if '"' not in value and "'" not in value and "\\" not in value:

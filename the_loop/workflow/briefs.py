@@ -71,6 +71,13 @@ def brief(report: ItemReport, action: Action) -> str:
             if not lock.stale
             else "stale (" + "; ".join(lock.stale_reasons) + ")",
         )
+    if action.kind == "adopt":
+        return render(
+            "briefs/adopt.md.j2",
+            **common,
+            ticks=report.unrecorded_ticks,
+            tasks_path=_path(report, "tasks"),
+        )
     if action.kind == "implement" and action.task:
         return render("briefs/task.md.j2", **common, **_task_context(report, action.task))
     if action.kind in ("review", "done"):

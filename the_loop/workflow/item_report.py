@@ -15,13 +15,22 @@ from the_loop.dag.analysis import DagReport, analyze
 from the_loop.errors import LoopError, Where
 from the_loop.findings import Finding, Level, sorted_findings
 from the_loop.log.execution_log import LogEntry, entered_phases, last_entry
+from the_loop.log.task_checkpoints import NONE, LogCheckpoints, read_task_checkpoints
 from the_loop.spec.approval import Lock, lock_findings, locks, written_ahead
 from the_loop.spec.items import Artifact, load_item
-from the_loop.spec.phase import PhaseState, phase_findings, phase_state, task_counts
+from the_loop.spec.phase import (
+    PhaseState,
+    phase_findings,
+    phase_state,
+    task_counts,
+    without_unrecorded_ticks,
+)
+from the_loop.spec.placeholders import placeholder_findings
 from the_loop.spec.project import ItemContext, item_context
 from the_loop.spec.requirements import RequirementSet, parse_requirements, read_requirements
 from the_loop.spec.traceability import trace
-from the_loop.tasks import TaskList, TaskState, parse_tasks, read_tasks
+from the_loop.tasks import Task, TaskList, TaskState, parse_tasks, read_tasks
+from the_loop.workflow import task_tests, tick_evidence
 
 
 class ItemReport:
@@ -62,7 +71,11 @@ class ItemReport:
 
     @cached_property
     def phase(self) -> PhaseState:
-        return phase_state(self.item, self.locks, self.tasks, self.config.workflow.phases)
+        phases = self.config.workflow.phases
+        state = phase_state(self.item, self.locks, self.tasks, phases)
+        if state.implied != "needs-review":
+            return state
+        return without_unrecorded_ticks(state, len(self.unrecorded_ticks), self.counts[1], phases)
 
     @cached_property
     def requirements(self) -> RequirementSet | None:
@@ -93,6 +106,23 @@ class ItemReport:
     def counts(self) -> tuple[int, int]:
         return task_counts(self.tasks)
 
+    @cached_property
+    def log_checkpoints(self) -> LogCheckpoints:
+        """The log's task checkpoints; the log is read only when some task is ticked."""
+        if not self.counts[0]:
+            return NONE
+        return read_task_checkpoints(self.item.artifacts["execution-log"].path)
+
+    @cached_property
+    def unrecorded_ticks(self) -> tuple[Task, ...]:
+        """Ticked tasks no checkpoint records (from the log alone, without git)."""
+        return tuple(tick_evidence.unrecorded_ticks(self))
+
+    @cached_property
+    def tick_problems(self) -> tuple[tick_evidence.TickProblem, ...]:
+        """Ticks without their evidence, checked against git's history too."""
+        return tuple(tick_evidence.tick_problems(self))
+
     def findings(self, *, deep: bool = True) -> list[Finding]:
         """Every finding about the item; ``deep`` adds traceability and log checks."""
         found: list[Finding] = [*self.item.findings, *self.ctx.problems]
@@ -103,6 +133,9 @@ class ItemReport:
             found.extend(self.tasks.findings)
             found.extend(self.dag.findings if self.dag else ())
             found.extend(self._ahead_of_lock())
+            found.extend(tick_evidence.tick_findings(self))
+            found.extend(task_tests.test_command_findings(self))
+        found.extend(placeholder_findings(self.item))
         if deep:
             found.extend(self._trace())
             found.extend(self._log_findings())

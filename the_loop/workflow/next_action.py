@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from the_loop.workflow.item_report import ItemReport
+from the_loop.workflow.tick_evidence import adopt_command
 
 _UPSTREAM_WORDS = {
     "requirements": "the brainstorm",
@@ -32,7 +33,8 @@ class Action:
     it is about one task; ``phase`` is the phase the action belongs to.
     """
 
-    kind: str  # write | revise | approve | reapprove | implement | blocked | review | done | fix
+    # write | revise | approve | reapprove | implement | adopt | blocked | review | done | fix
+    kind: str
     text: str
     command: str
     phase: str
@@ -130,6 +132,19 @@ def _implementation_action(report: ItemReport) -> Action:
             f"loop check {item_id}",
             "tasks-breakdown",
             artifact="tasks",
+        )
+    if done == total and report.unrecorded_ticks:
+        # Review would be refused: a tick without its checkpoint is not finished work.
+        task = report.unrecorded_ticks[0]
+        more = len(report.unrecorded_ticks) - 1
+        return Action(
+            "adopt",
+            f"task {task.id} is ticked without a checkpoint"
+            + (f" ({more} more like it)" if more else "")
+            + ": record it after the fact",
+            adopt_command(item_id, task.id),
+            "implementation",
+            task=task.id,
         )
     if done == total:
         if report.phase.recorded == "complete":

@@ -113,6 +113,12 @@ def next_view(report: ItemReport, *, all_ready: bool = False) -> NextView:
         )
     if errors:
         message += f"; tasks.md has {errors} error(s): `loop check {report.id}`"
+    unrecorded = len(report.unrecorded_ticks)
+    if unrecorded:
+        # A tick without its checkpoint is not finished work; say so wherever done is counted.
+        message += (
+            f"; {unrecorded} ticked without a checkpoint (`loop status {report.id}` lists them)"
+        )
     return NextView(report.id, views, dict(dag.blocked_by), dag.done, dag.total, errors, message)
 
 

@@ -13,6 +13,7 @@ from the_loop.spec.phase import PhaseState
 from the_loop.tasks import TaskState
 from the_loop.workflow.item_report import ItemReport, relative
 from the_loop.workflow.next_action import Action, next_action
+from the_loop.workflow.tick_evidence import TickProblem
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,9 @@ class ItemStatus:
     open_resets: tuple[resets.ResetRecord, ...]
     interrupted_checkpoint: str | None
     finding_counts: dict[str, int]
+    tick_problems: tuple[TickProblem, ...] = ()
+    tasks_path: str = ""
+    skipped_resets: int = 0  # resets the session went on without (closed as skipped)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -58,7 +62,9 @@ class ItemStatus:
                 else None
             ),
             "openResets": [r.to_json() for r in self.open_resets],
+            "skippedResets": self.skipped_resets,
             "interruptedCheckpoint": self.interrupted_checkpoint,
+            "ticksWithoutCheckpoint": [p.to_json(self.tasks_path) for p in self.tick_problems],
             "findings": self.finding_counts,
         }
 
@@ -93,4 +99,7 @@ def item_status(report: ItemReport) -> ItemStatus:
         open_resets=tuple(resets.open_resets(root, report.id)),
         interrupted_checkpoint=interrupted,
         finding_counts=counts(report.findings()),
+        tick_problems=report.tick_problems,
+        tasks_path=relative(report.item.artifacts["tasks"].path, root),
+        skipped_resets=resets.skipped_count(root, report.id),
     )

@@ -6,6 +6,7 @@ the checkpoint commit itself (and the operation-in-progress states).
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -57,30 +58,38 @@ def plain_folder(tmp_path: Path) -> Path:
     return folder
 
 
-# --------------------------------------------------------------------------- laziness
+# --------------------------------------------------------------------------- no repository
 
 
-def test_answers_without_a_repository_never_import_gitpython(plain_folder: Path) -> None:
+def test_answers_without_a_repository_never_start_git(plain_folder: Path, tmp_path: Path) -> None:
+    """Outside a repository every query answers from the file system alone."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    marker = tmp_path / "git-was-run"
+    fake = bin_dir / "git"
+    fake.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    fake.chmod(0o755)
     script = textwrap.dedent(
         f"""
-        import sys
         from pathlib import Path
         from the_loop.git import repo as gitrepo
+        from the_loop.git.commit import commit_checkpoint
         folder = Path({str(plain_folder)!r})
         assert gitrepo.find_repo_root(folder) is None
         assert gitrepo.repo_status(folder).is_repo is False
-        assert gitrepo.commit_checkpoint(folder, message="m").status == "not-a-repo"
+        assert commit_checkpoint(folder, message="m").status == "not-a-repo"
         assert gitrepo.head_sha(folder) is None
+        assert gitrepo.operation(folder) is None
         assert gitrepo.is_ignored(folder, Path("x")) is False
         assert gitrepo.find_checkpoint_commit(folder, "Loop-Checkpoint", "x") is None
-        print("git" in sys.modules)
         """
     )
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
     run = subprocess.run(
-        [sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True
+        [sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True, env=env
     )
     assert run.returncode == 0, run.stderr
-    assert run.stdout == "False\n"
+    assert not marker.exists()
 
 
 # --------------------------------------------------------------------------- find_repo_root
