@@ -76,7 +76,9 @@ MUTATIONS: tuple[Mutation, ...] = (
         ANALYSIS,
         ("tests/dag/test_dag.py",),
         function="_edge_findings",
-        body='return [f for f in __original__(graph) if f.code != "dag.unknown-dependency"]',
+        body=(
+            'return [f for f in __original__(graph, unread) if f.code != "dag.unknown-dependency"]'
+        ),
     ),
     Mutation(
         "duplicate-id-unreported",

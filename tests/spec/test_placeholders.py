@@ -5,10 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import CORPUS, REPO_ROOT, requires_corpus
+from helpers import CORPUS, REPO_ROOT, requires_corpus, write_tree
 
+from the_loop.findings import Level
 from the_loop.spec.front_matter import parse_front_matter
-from the_loop.spec.placeholders import placeholders
+from the_loop.spec.items import load_item
+from the_loop.spec.placeholders import (
+    artifact_placeholders,
+    placeholder_findings,
+    placeholders,
+    template_slots,
+)
 
 
 def _slots(text: str) -> list[str]:
@@ -50,3 +57,24 @@ def test_the_corpus_has_none() -> None:
         front = parse_front_matter(text, path)
         offset = front.body_offset if front.present and not front.findings else 0
         assert list(placeholders(text, offset)) == [], path
+
+
+def test_the_slots_of_loops_own_templates_are_known() -> None:
+    assert {"<role>", "<command>", "<task summary>"} <= template_slots()
+
+
+def test_the_level_of_a_slot_follows_the_confidence_rule(tmp_path: Path) -> None:
+    folder = tmp_path / "docs" / "specs" / "issue-1"
+    write_tree(
+        folder,
+        {
+            "requirements.md": "---\nstatus: draft\n---\n\nAs a <role>, I want it.\n\n"
+            "Signed off by @handle, <date>.\n\nThe pointer `<node>` is a metavariable.\n",
+        },
+    )
+    item = load_item(folder, folder.parent)
+    assert [(f.level, f.code, f.where and f.where.line) for f in placeholder_findings(item)] == [
+        (Level.ERROR, "artifact.placeholder", 5),
+        (Level.WARNING, "artifact.angle-brackets", 7),
+    ]
+    assert [slot for _l, _c, slot in artifact_placeholders(item.requirements)] == ["<role>"]

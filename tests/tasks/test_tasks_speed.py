@@ -87,6 +87,15 @@ def test_work_grows_linearly_with_the_number_of_tasks() -> None:
         "```mermaid\nflowchart LR\n" + "  T1 -- a " * 20_000 + "\n```\n",
         "```mermaid\nflowchart LR\n  " + " --> ".join(f"T{n}" for n in range(20_000)) + "\n```\n",
         "- [ ] 1. x\n" * 30_000 + "  - _Depends on:_ all\n",
+        "- [ ] **T1 — a.** " + "*(" * 50_000 + "\n",
+        "- [ ] **T1 — a.** " + "Depends on: " * 30_000 + "\n",
+        "## DAG\n\n```\n1 → 2\n" + "  → 3\n" * 30_000 + "```\n",
+        "## DAG\n\n" + "a → " * 30_000 + "1\n",
+        "| Task | Depends on |\n|---|---|\n"
+        + "".join(f"| {i} | {i - 1} |\n" for i in range(1, 30_000)),
+        "".join(
+            f"### T{i} — t\n- **Depends on:** T{i - 1}\n- [ ] Done\n" for i in range(1, 30_000)
+        ),
     ],
     ids=[
         "long-paragraph",
@@ -101,6 +110,12 @@ def test_work_grows_linearly_with_the_number_of_tasks() -> None:
         "mermaid-text-links",
         "mermaid-long-chain",
         "many-tasks-then-all",
+        "unclosed-citation-groups",
+        "repeated-colon-clauses",
+        "dag-continuation-lines",
+        "dag-arrows-between-words",
+        "dependency-table",
+        "heading-tasks",
     ],
 )
 def test_inputs_built_to_backtrack_stay_fast(text: str) -> None:

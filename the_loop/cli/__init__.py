@@ -104,11 +104,14 @@ class LoopGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         debug = bool(ctx.params.get("debug"))
+        # `loop --json …` or `loop <command> … --json`: errors are JSON as well.
+        json_output = bool(ctx.params.get("json_output")) or "--json" in ctx.args
         try:
             return guarded(
                 lambda: super(LoopGroup, self).invoke(ctx),
                 debug=debug,
                 crash_dir=lambda: _crash_dir(ctx),
+                json_output=json_output,
             )
         finally:
             _report_recoveries()

@@ -13,6 +13,7 @@ from the_loop.cli.output import (
     bad,
     dim,
     echo_findings,
+    echo_problems,
     emit_json,
     finding_line,
     good,
@@ -41,7 +42,8 @@ def reports(env: Env, item_ref: str | None, all_items: bool) -> list[ItemReport]
     if item_ref and all_items:
         raise UsageError("give a work item or --all, not both")
     if item_ref:
-        return [ItemReport(open_item(env.root, item_ref, cwd=env.cwd))]
+        report = ItemReport(open_item(env.root, item_ref, cwd=env.cwd, tolerant=True))
+        return [report]
     if not all_items:
         raise UsageError("name a work item (e.g. `42` or `issue-42`) or pass --all")
     project = open_project(env.root)
@@ -214,6 +216,7 @@ def next_cmd(env: Env, item_ref: str, all_ready: bool, json_output: bool) -> Non
     from the_loop.workflow.next_task import next_view
 
     report = reports(env, item_ref, False)[0]
+    echo_problems(report.ctx.problems)
     view = next_view(report, all_ready=all_ready)
     if wants_json(env, json_output):
         emit_json(view.to_json())
@@ -296,6 +299,7 @@ def graph(env: Env, item_ref: str, fmt: str, json_output: bool) -> None:
     from the_loop.findings import Level
 
     report = reports(env, item_ref, False)[0]
+    echo_problems(report.ctx.problems)
     if report.tasks is None or report.dag is None:
         raise UsageError(
             f"{report.id} has no tasks.md yet",

@@ -9,7 +9,16 @@ import click
 
 from the_loop.cli import Env
 from the_loop.cli.directive import SESSION, echo_dry, echo_outcome, mark_dispatched
-from the_loop.cli.output import dim, emit_json, good, heading, json_option, wants_json, warn
+from the_loop.cli.output import (
+    dim,
+    echo_problems,
+    emit_json,
+    good,
+    heading,
+    json_option,
+    wants_json,
+    warn,
+)
 from the_loop.errors import UsageError
 
 if TYPE_CHECKING:
@@ -361,7 +370,8 @@ def log_cmd(env: Env, item_ref: str, last: int, json_output: bool) -> None:
     from the_loop.log.execution_log import read_log, tail_entries
     from the_loop.spec.project import open_item
 
-    ctx = open_item(env.root, item_ref, cwd=env.cwd)
+    ctx = open_item(env.root, item_ref, cwd=env.cwd, tolerant=True)
+    echo_problems(ctx.problems)
     path = ctx.item.artifacts["execution-log"].path
     if not path.exists():
         raise UsageError(
@@ -395,7 +405,8 @@ def resume(env: Env, item_ref: str, json_output: bool) -> None:
     from the_loop.workflow.briefs import resume_brief
     from the_loop.workflow.item_report import ItemReport
 
-    report = ItemReport(open_item(env.root, item_ref, cwd=env.cwd))
+    report = ItemReport(open_item(env.root, item_ref, cwd=env.cwd, tolerant=True))
+    echo_problems(report.ctx.problems)
     text = resume_brief(report)
     if wants_json(env, json_output):
         entry = report.last_entry

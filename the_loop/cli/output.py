@@ -71,6 +71,15 @@ def echo_findings(findings: Iterable[Finding]) -> None:
         click.echo(finding_line(finding))
 
 
+def echo_problems(problems: Iterable[Finding]) -> None:
+    """Findings that did not stop a read-only command (an item's bad override), on stderr.
+
+    stdout keeps only the command's own answer, so ``--json`` output stays JSON.
+    """
+    for finding in problems:
+        click.echo(finding_line(finding), err=True)
+
+
 def heading(text: str) -> str:
     return click.style(text, bold=True)
 

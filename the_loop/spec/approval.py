@@ -25,7 +25,7 @@ from pathlib import Path
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level
 from the_loop.spec.front_matter import parse_front_matter
-from the_loop.spec.items import CHAIN, Artifact, WorkItem
+from the_loop.spec.items import CHAIN, OPTIONAL_ARTIFACTS, Artifact, WorkItem
 
 _CHECKBOX = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)\[[ xX\-]\]", re.MULTILINE)
 _PREFIX = "sha256:"
@@ -41,9 +41,9 @@ def body_hash(text: str, path: Path) -> str:
 
 
 def upstream_kinds(item: WorkItem, kind: str) -> list[str]:
-    """The artifacts ``kind`` is derived from (brainstorm counts only when it exists)."""
+    """The artifacts ``kind`` is derived from (an optional one counts only when it exists)."""
     index = CHAIN.index(kind)
-    return [k for k in CHAIN[:index] if k != "brainstorm" or item.artifacts["brainstorm"].exists]
+    return [k for k in CHAIN[:index] if k not in OPTIONAL_ARTIFACTS or item.artifacts[k].exists]
 
 
 @dataclass(frozen=True)
@@ -192,7 +192,7 @@ def written_ahead(item: WorkItem, lock_map: dict[str, Lock]) -> list[Finding]:
     and missing upstreams count here.
     """
     findings = []
-    for kind in CHAIN[2:]:  # design, tasks
+    for kind in CHAIN[2:]:  # design, testing-plan, tasks
         lock = lock_map[kind]
         if not lock.exists:
             continue

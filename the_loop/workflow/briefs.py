@@ -27,6 +27,9 @@ _GUIDANCE = {
     "considerations section.",
     "design": "Architecture, components and interfaces, data models, error handling, "
     "security design and testing strategy that meet every requirement.",
+    "testing-plan": "How the work item will be proved: a test matrix, the scenarios with "
+    "the requirement each one traces to, the verification environment, the evidence "
+    "to keep, and the verification results once the plan has run.",
     "tasks": "A DAG of small, verifiable tasks: `- [ ] N. title` with `_Depends on:_`, "
     "`_Requirements:_` (ids from the requirements) and `_Test:_` (a command in "
     "backticks) sub-bullets.",
@@ -35,7 +38,8 @@ _UPSTREAM = {
     "brainstorm": (),
     "requirements": ("brainstorm",),
     "design": ("requirements",),
-    "tasks": ("requirements", "design"),
+    "testing-plan": ("requirements", "design"),
+    "tasks": ("requirements", "design", "testing-plan"),
 }
 _RESUME_LIMIT = 8000  # characters, about 2,000 tokens
 _LIST_LIMIT = 10

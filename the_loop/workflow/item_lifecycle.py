@@ -173,6 +173,8 @@ ARTIFACT_NAMES = {
     "bugfix.md": "requirements",
     "design": "design",
     "design.md": "design",
+    "testing-plan": "testing-plan",
+    "testing-plan.md": "testing-plan",
     "tasks": "tasks",
     "tasks.md": "tasks",
 }
@@ -184,7 +186,7 @@ def artifact_kind(name: str) -> str:
     if kind is None:
         raise UsageError(
             f"{name!r} is not an artifact that can be approved",
-            hint="one of: brainstorm, requirements (or bugfix), design, tasks",
+            hint="one of: brainstorm, requirements (or bugfix), design, testing-plan, tasks",
         )
     return kind
 

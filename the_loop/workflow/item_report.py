@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import cached_property
 from pathlib import Path
 
-from the_loop.config.loader import PHASES
+from the_loop.config.loader import ALL_PHASES
 from the_loop.dag.analysis import DagReport, analyze
 from the_loop.errors import LoopError, Where
 from the_loop.findings import Finding, Level, sorted_findings
@@ -180,7 +180,7 @@ class ItemReport:
                     "log.no-next",
                     "the last log entry has no **Next:**, so a fresh session has no "
                     f"resume anchor (entry {entry.stamp} — {entry.summary})",
-                    Where(log.path),
+                    Where(log.path, entry.line or _entry_line(log.path, entry.stamp)),
                     hint="the next checkpoint writes one",
                 )
             ]
@@ -190,17 +190,17 @@ class ItemReport:
         """The log's own transitions table recording a phase later than its ``phase:``."""
 
         recorded = self.phase.recorded
-        if recorded not in PHASES or log.text is None:
+        if recorded not in ALL_PHASES or log.text is None:
             return []
         path = log.path
         later = [
             (p, n)
             for p, n in entered_phases(log.text)
-            if p in PHASES and PHASES.index(p) > PHASES.index(recorded)
+            if p in ALL_PHASES and ALL_PHASES.index(p) > ALL_PHASES.index(recorded)
         ]
         if not later:
             return []
-        phase, line = max(later, key=lambda row: PHASES.index(row[0]))
+        phase, line = max(later, key=lambda row: ALL_PHASES.index(row[0]))
         return [
             Finding(
                 Level.WARNING,
@@ -223,6 +223,16 @@ def fresh_report(ctx: ItemContext) -> ItemReport:
     """A new report on the item as it is on disk now (files change under a lock)."""
 
     return ItemReport(item_context(ctx.project, load_item(ctx.item.path, ctx.item.spec_root)))
+
+
+def _entry_line(path: Path, stamp: str) -> int | None:
+    """The line of the last heading carrying ``stamp`` (an entry read from the tail has none)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    at = text.rfind(f"### {stamp}")
+    return text.count("\n", 0, at) + 1 if at >= 0 else None
 
 
 def _first_heading(text: str) -> str | None:

@@ -13,12 +13,14 @@ from the_loop.workflow.tick_evidence import adopt_command
 _UPSTREAM_WORDS = {
     "requirements": "the brainstorm",
     "design": "the approved requirements",
+    "testing-plan": "the approved requirements and design",
     "tasks": "the approved requirements and design",
 }
 _PHASE_OF = {
     "brainstorm": "brainstorming",
     "requirements": "requirements-definition",
     "design": "design",
+    "testing-plan": "test-planning",
     "tasks": "tasks-breakdown",
 }
 
@@ -61,7 +63,10 @@ def next_action(report: ItemReport) -> Action:
             report.phase.implied,
         )
     chain = ["brainstorm"] if _brainstorm_first(report) else []
-    chain += ["requirements", "design", "tasks"]
+    chain += ["requirements", "design"]
+    if report.item.in_chain("testing-plan", report.config.workflow.phases):
+        chain.append("testing-plan")
+    chain.append("tasks")
     for kind in chain:
         action = _artifact_action(report, kind)
         if action is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from the_loop.findings import Level
+from the_loop.spec.traceability import resolve_citation
 from the_loop.tasks import Task, test_command
 from the_loop.workflow.item_report import ItemReport, relative
 from the_loop.workflow.next_action import next_action
@@ -131,9 +132,9 @@ def _task_view(report: ItemReport, task: Task) -> TaskView:
     reqs = report.requirements
     cited: list[tuple[str, str, str]] = []
     if reqs is not None:
-        for req_id in task.requirements:
-            requirement = reqs.ids.get(req_id)
-            if requirement is not None:
+        for cited_id in task.requirements:
+            for req_id in resolve_citation(reqs, cited_id):
+                requirement = reqs.ids[req_id]
                 where = f"{relative(reqs.path, root)}:{requirement.line}"
                 cited.append((req_id, requirement.text, where))
     path = relative(report.tasks.path, root) if report.tasks else ""

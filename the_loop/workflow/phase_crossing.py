@@ -14,7 +14,7 @@ from the_loop.checkpoint import transaction as checkpoint
 from the_loop.checkpoint.lock import project_lock
 from the_loop.checkpoint.policy import Boundary, Decision, Reset, boundary_reset
 from the_loop.checkpoint.transaction import Outcome
-from the_loop.config.loader import PHASES
+from the_loop.config.loader import ALL_PHASES, OPTIONAL_PHASES
 from the_loop.errors import RefusedError, UsageError, Where
 from the_loop.io import clock
 from the_loop.workflow.item_report import ItemReport, fresh_report
@@ -24,6 +24,7 @@ from the_loop.workflow.tick_evidence import adopt_command
 _OPENED_BY = {
     "requirements-definition": "brainstorm",
     "design": "requirements",
+    "test-planning": "design",
     "tasks-breakdown": "design",
     "implementation": "tasks",
 }
@@ -57,6 +58,8 @@ class Crossing:
 def approver(report: ItemReport, phase: str) -> str:
     """Who approved the artifact that opened ``phase`` (the latest approvedBy entry)."""
     kind = _OPENED_BY.get(phase)
+    if phase == "tasks-breakdown" and report.item.artifacts["testing-plan"].exists:
+        kind = "testing-plan"
     if kind is None:
         return ""
     art = report.item.artifact(kind)
@@ -164,10 +167,10 @@ def _refuse_unrecorded_ticks(report: ItemReport, target: str) -> None:
 
 def _skipped(recorded: str | None, target: str) -> list[str]:
     """Phases passed over when several approvals happened between two sessions."""
-    if recorded not in PHASES:
+    if recorded not in ALL_PHASES or target not in ALL_PHASES:
         return []
-    start, end = PHASES.index(recorded), PHASES.index(target)
-    return [p for p in PHASES[start + 1 : end] if p != "brainstorming"]
+    start, end = ALL_PHASES.index(recorded), ALL_PHASES.index(target)
+    return [p for p in ALL_PHASES[start + 1 : end] if p not in OPTIONAL_PHASES]
 
 
 def sync_mirror(

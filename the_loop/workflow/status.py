@@ -73,10 +73,10 @@ def item_status(report: ItemReport) -> ItemStatus:
     """Build the status view of one item (reads only what status needs)."""
     root = report.ctx.project.root
     artifacts = {}
+    listed = report.config.workflow.phases
     for kind in CHAIN:
-        lock = report.locks[kind]
-        if lock.exists or kind != "brainstorm":
-            artifacts[lock.path.name] = lock.to_json()
+        if report.item.in_chain(kind, listed):
+            artifacts[report.locks[kind].path.name] = report.locks[kind].to_json()
     log = report.item.artifacts["execution-log"]
     artifacts[log.path.name] = {"artifact": log.path.name, "exists": log.exists}
     dag = report.dag
