@@ -248,9 +248,9 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "vague-next-accepted",
         'a vague `--next` ("continue") is accepted',
-        "the_loop/checkpoint/plans.py",
+        "the_loop/workflow/next_step.py",
         (f"{TASK_CLI}::test_done_refuses_a_vague_next_with_exit_2",),
-        function="check_next",
+        function="concrete_next",
         body='return " ".join(text.split())',
     ),
     Mutation(
@@ -327,7 +327,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "failing-test-accepted",
         "`task done --verify` accepts a task whose test fails",
-        TRANSITIONS,
+        "the_loop/workflow/task_tests.py",
         (f"{TASK_CLI}::test_verify_with_a_failing_test_changes_nothing",),
         function="Verification.passed",
         body="return True",
