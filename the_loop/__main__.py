@@ -1,6 +1,32 @@
-"""Allow `python -m the_loop`."""
+"""Allow `python -m the_loop`; also the console script's entry point.
 
-from the_loop.cli import main
+The CLI is imported inside ``main`` so that a Ctrl-C during start-up (while
+click and loop's modules load) still exits 130 with one line, not a
+traceback and death by the signal; and once the command is over, a late
+Ctrl-C no longer changes its exit status.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+
+def main() -> None:
+    """Run ``loop`` with the command line of this process."""
+    code: str | int | None = 0
+    try:
+        from the_loop.cli import main as cli_main
+
+        cli_main()
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        code = 130
+    except SystemExit as exc:
+        code = exc.code
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(code)
+
 
 if __name__ == "__main__":
     main()

@@ -45,6 +45,7 @@ ERROR_CODES = {
     "TemplateError": 1,
     "LockError": 1,
     "StateError": 1,
+    "WriteError": 1,
 }
 
 

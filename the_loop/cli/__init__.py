@@ -19,6 +19,7 @@ import click
 
 from the_loop import __version__
 from the_loop.cli.handler import guarded
+from the_loop.errors import ExitCode
 
 # name → (module, attribute, help section); listed in `loop --help` in this order,
 # which follows the workflow.
@@ -65,8 +66,11 @@ class Env:
     def root(self) -> Path:
         """The project root (``--repo``, else found from the current folder)."""
         from the_loop.config.project_root import find_project_root
+        from the_loop.io.atomic import confine_writes
 
-        return find_project_root(self.cwd, self.repo_option)
+        root = find_project_root(self.cwd, self.repo_option)
+        confine_writes(root)  # nothing this command writes may land outside the project
+        return root
 
 
 class LoopGroup(click.Group):
@@ -85,11 +89,19 @@ class LoopGroup(click.Group):
         return command
 
     def invoke(self, ctx: click.Context) -> Any:
+        from the_loop.io.atomic import write_scope
+
         debug = bool(ctx.params.get("debug"))
         try:
-            return guarded(lambda: super(LoopGroup, self).invoke(ctx), debug=debug)
-        finally:
-            _report_recoveries()
+            with write_scope():
+                try:
+                    return guarded(lambda: super(LoopGroup, self).invoke(ctx), debug=debug)
+                finally:
+                    _report_recoveries()
+        except KeyboardInterrupt:
+            # Ctrl-C while an error was being shown or a recovery reported: still 130.
+            click.echo("interrupted", err=True)
+            raise click.exceptions.Exit(int(ExitCode.INTERRUPTED)) from None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         by_section: dict[str, list[tuple[str, str]]] = {s: [] for s in SECTIONS}
@@ -155,5 +167,19 @@ def _report_recoveries() -> None:
 
 
 def main() -> None:
-    """Console-script entry point."""
-    cli(prog_name="loop")
+    """Console-script entry point.
+
+    click would turn a Ctrl-C that lands outside a command (while the command
+    line is parsed) into "Aborted!" and exit 1; loop's contract is exit 130.
+    """
+    try:
+        code = cli.main(prog_name="loop", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("interrupted", err=True)
+        code = int(ExitCode.INTERRUPTED)
+    except click.ClickException as exc:
+        exc.show()
+        code = exc.exit_code
+    except KeyboardInterrupt:
+        code = int(ExitCode.INTERRUPTED)
+    sys.exit(code if isinstance(code, int) else 0)
