@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shlex
-import subprocess
 from dataclasses import dataclass
 
 from the_loop.checkpoint import plans
@@ -12,6 +11,7 @@ from the_loop.checkpoint.policy import Boundary, PressureReading, boundary_reset
 from the_loop.checkpoint.transaction import Outcome
 from the_loop.dag.analysis import id_sort_key
 from the_loop.errors import RefusedError, Where
+from the_loop.io.child_process import run_bounded
 from the_loop.spec.project import ItemContext
 from the_loop.tasks import Task, TaskState, set_state, test_command
 from the_loop.workflow.item_report import ItemReport, fresh_report
@@ -109,21 +109,12 @@ def verify(ctx: ItemContext, task_id: str) -> Verification:
         )
     timeout = ctx.config.checkpoint.test_timeout_seconds
     try:
-        done = subprocess.run(
-            command,
-            cwd=ctx.project.root,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
+        ran = run_bounded(command, cwd=ctx.project.root, timeout=timeout)
     except FileNotFoundError:
         return Verification(tuple(command), 127, f"{command[0]}: command not found")
-    except subprocess.TimeoutExpired as exc:
-        out = (exc.stdout or "") if isinstance(exc.stdout, str) else ""
-        return Verification(tuple(command), None, out[-_OUTPUT_TAIL:], timed_out=True)
-    output = (done.stdout + done.stderr)[-_OUTPUT_TAIL:]
-    return Verification(tuple(command), done.returncode, output)
+    except PermissionError:
+        return Verification(tuple(command), 126, f"{command[0]}: permission denied")
+    return Verification(tuple(command), ran.returncode, ran.output[-_OUTPUT_TAIL:], ran.timed_out)
 
 
 def done_task(
