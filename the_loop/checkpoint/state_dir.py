@@ -27,6 +27,7 @@ def state_dir(root: Path, *, create: bool = False) -> Path:
     """The state folder of the project at ``root`` (created on request)."""
     folder = root / CONFIG_DIR / STATE
     if create:
+        atomic.landing_place(folder)  # the lock, journal and records live here
         try:
             folder.mkdir(parents=True, exist_ok=True)
             ignore = folder / ".gitignore"

@@ -155,7 +155,7 @@ def _failed(root: Path, journal: Journal, exc: Exception) -> Exception:
     for the next command (or ``loop doctor --repair``) to finish.
     """
     plan = journal.plan
-    if "commit" in journal.done:
+    if _committed(root, journal):
         what = exc.message if isinstance(exc, LoopError) else f"{type(exc).__name__}: {exc}"
         return StateError(
             f"checkpoint {plan.id} of {plan.item} is committed, but its last step failed: {what}",
@@ -296,6 +296,22 @@ def _step_commit(root: Path, journal: Journal) -> tuple[str, list[str]]:
     return outcome.status, list(outcome.warnings)
 
 
+def _committed(root: Path, journal: Journal) -> bool:
+    """Whether the checkpoint's commit exists (the journal may not have recorded it yet)."""
+    if "commit" in journal.done:
+        return True
+    commit = journal.plan.commit
+    if commit is None:
+        return False
+    try:
+        if gitrepo.find_checkpoint_commit(root, "Loop-Checkpoint", journal.plan.id) is not None:
+            return True
+        moved = journal.head_before != gitrepo.head_sha(root)
+        return moved and _same_message_head(root, commit.message) is not None
+    except GitError:
+        return False
+
+
 def _same_message_head(root: Path, message: str) -> str | None:
     head = gitrepo.head_sha(root)
     if head is None:
@@ -427,7 +443,7 @@ def _recover(root: Path) -> Recovery | None:
             "as it is)",
         ) from exc
     except Exception as exc:
-        if "commit" in journal.done:
+        if _committed(root, journal):
             raise _failed(root, journal, exc) from exc
         try:
             notes = _rollback(root, journal)
@@ -495,7 +511,7 @@ def discard(root: Path) -> tuple[Journal | None, list[str]]:
         return None, [f"the damaged journal was set aside as {kept}"] if kept else []
     if journal is None:
         return None, []
-    if "commit" in journal.done:
+    if _committed(root, journal):
         _clear(root, journal)
         return journal, ["its commit was kept"]
     notes = _rollback(root, journal, others="leave")

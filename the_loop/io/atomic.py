@@ -71,14 +71,23 @@ def landing_place(path: Path, *, anywhere: bool = False) -> Path:
     target = Path(os.path.realpath(path))
     root = _ROOT.get()
     if root is not None and not anywhere and not target.is_relative_to(root):
-        shown = f"{path} resolves to {target}, which is" if target != Path(path) else f"{path} is"
         raise RefusedError(
-            f"refusing to write outside the project: {shown} outside {root}",
+            f"refusing to write outside the project: this path resolves to {target}, "
+            f"which is outside {root}",
             where=Where(path),
             hint="loop writes only inside the project; replace the symlink with a real "
             "file or folder inside it",
         )
     return target
+
+
+def make_dirs(path: Path) -> None:
+    """Create the folder ``path`` (and its parents) inside the project."""
+    landing_place(path)
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _write_error(path, exc, "it was not created") from exc
 
 
 def write_bytes(path: Path, data: bytes, *, anywhere: bool = False) -> None:

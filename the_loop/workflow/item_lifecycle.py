@@ -85,7 +85,7 @@ def new_item(
                 f"{folder} already exists",
                 hint="pick another --id or title, or `loop work-on` the existing item",
             )
-        project.spec_root.mkdir(parents=True, exist_ok=True)
+        atomic.make_dirs(project.spec_root)
         # Build the folder aside and rename it into place: the item appears whole or not at all.
         staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=project.spec_root))
         try:
@@ -137,6 +137,7 @@ def promote(project: Project, draft_ref: str, new_id: str, *, cwd: Path) -> Crea
             if new_text != text:
                 atomic.write_text(path, new_text)
                 changed.append(path)
+        atomic.landing_place(target)
         os.rename(folder, target)  # atomic on one filesystem: the item moves in one step
 
         rename_item(project.root, folder.name, new_name)
