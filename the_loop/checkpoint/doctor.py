@@ -142,21 +142,21 @@ def _inspect(root: Path, report: DoctorReport) -> None:
     try:
         report.interrupted = checkpoint.pending(root)
     except LoopError as exc:
-        report.damaged.append(_text(exc))
+        report.damaged.append(_text(exc, hint=False))
     try:
         records, damaged = resets.scan(root)
     except LoopError as exc:
         records, damaged = [], []
-        report.damaged.append(_text(exc))
+        report.damaged.append(_text(exc, hint=False))
     report.open_resets = sorted((r for r in records if r.open), key=lambda r: (r.created, r.id))
     report.damaged += [f"{path}: {what}" for path, what in damaged]
     report.damaged += resets.history_problems(root)
     folder = state_dir(root)
-    if folder.is_dir() and report.interrupted is None:
+    if folder.is_dir() and not (folder / checkpoint.JOURNAL).exists():
         report.stray = sorted(folder.glob("*.orig"))
 
 
-def _text(exc: LoopError) -> str:
+def _text(exc: LoopError, *, hint: bool = True) -> str:
     where = f"{exc.where}: " if exc.where else ""
-    hint = f" ({exc.hint})" if exc.hint else ""
-    return f"{where}{exc.message}{hint}"
+    shown = f" ({exc.hint})" if exc.hint and hint else ""
+    return f"{where}{exc.message}{shown}"

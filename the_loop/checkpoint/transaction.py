@@ -362,9 +362,9 @@ def _clear(root: Path, journal: Journal) -> None:
 def _load(root: Path) -> Journal | None:
     path = state_dir(root) / JOURNAL
     data = read_json(path)
-    if data is None:
+    if data is None and not path.exists():
         return None
-    return journal_from_json(data, path)
+    return journal_from_json(data, path)  # a file holding `null` is damaged, not absent
 
 
 def _appended_json(planned: execlog.Appended) -> dict[str, object]:
@@ -507,8 +507,15 @@ def discard(root: Path) -> tuple[Journal | None, list[str]]:
     try:
         journal = _load(root)
     except StateError:
-        kept = set_aside(root, path)
-        return None, [f"the damaged journal was set aside as {kept}"] if kept else []
+        # What it did cannot be known; keep the journal and the file copies it took.
+        kept = [set_aside(root, p) for p in (path, *sorted(state_dir(root).glob("*.orig")))]
+        notes = [f"set aside: {p}" for p in kept if p is not None]
+        if len(notes) > 1:
+            notes.append(
+                "the .orig files hold the work item's files as they were before that "
+                "checkpoint: compare them with `git status` / `git diff`"
+            )
+        return None, notes
     if journal is None:
         return None, []
     if _committed(root, journal):
