@@ -8,6 +8,8 @@ Ctrl-C no longer changes its exit status.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import sys
 
@@ -25,6 +27,15 @@ def main() -> None:
     except SystemExit as exc:
         code = exc.code
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if code == 130:
+        # CPython (3.11) marks an interrupt that lands inside exec() — dataclasses
+        # build their methods that way while modules load — as unhandled even
+        # though it was caught, and then kills the process with SIGINT at exit.
+        # The interrupt was handled: flush and leave with the documented status.
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(130)
     sys.exit(code)
 
 
