@@ -37,10 +37,10 @@ _WRITTEN = {
 _STAGING = re.compile(r"^\.[A-Za-z0-9][A-Za-z0-9._-]*\.[A-Za-z0-9_]{8}$")
 
 
-def sweep(root: Path, spec_root: Path) -> list[Path]:
-    """Remove loop's leftovers under ``root``; return what was removed.
+def sweep(root: Path, spec_root: Path | None = None) -> list[Path]:
+    """Remove loop's leftovers in its own folders and (given) the spec folder.
 
-    Call with the project lock held.
+    Call with the project lock held: every write to these files happens under it.
     """
     removed = []
     for path in _candidates(root, spec_root):
@@ -53,18 +53,20 @@ def sweep(root: Path, spec_root: Path) -> list[Path]:
     return removed
 
 
-def _candidates(root: Path, spec_root: Path) -> Iterator[Path]:
-    folders = [root / CONFIG_DIR, root / CONFIG_DIR / "state"]
-    if spec_root.is_dir() and not spec_root.is_symlink():
+def _candidates(root: Path, spec_root: Path | None) -> Iterator[Path]:
+    state = root / CONFIG_DIR / "state"
+    folders = [root / CONFIG_DIR, state, state / "resets"]
+    if spec_root is not None and spec_root.is_dir() and not spec_root.is_symlink():
         folders.append(spec_root)
         folders.extend(_children(spec_root, dirs=True))
     for folder in folders:
         for path in _children(folder, dirs=False):
             if _is_temp_of_ours(path):
                 yield path
-    for path in _children(spec_root, dirs=True):
-        if _STAGING.match(path.name) and _only_artifacts(path):
-            yield path
+    if spec_root is not None:
+        for path in _children(spec_root, dirs=True):
+            if _STAGING.match(path.name) and _only_artifacts(path):
+                yield path
 
 
 def _is_temp_of_ours(path: Path) -> bool:
@@ -72,7 +74,7 @@ def _is_temp_of_ours(path: Path) -> bool:
     if match is None:
         return False
     name = match["name"]
-    return name in _WRITTEN or name.endswith((".json", ".orig"))
+    return name in _WRITTEN or name.endswith((".json", ".jsonl", ".orig"))
 
 
 def _only_artifacts(folder: Path) -> bool:

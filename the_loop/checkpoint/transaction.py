@@ -116,6 +116,7 @@ def locked(root: Path) -> Iterator[Recovery | None]:
     repaired by whatever command comes next.
     """
     with project_lock(root):
+        debris.sweep(root)  # temporary files of a command killed mid-write
         yield recover(root)
 
 
