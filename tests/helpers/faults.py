@@ -76,26 +76,56 @@ SITECUSTOMIZE = textwrap.dedent(
                 raise _error(path)
             fd = _open(path, flags, mode, dir_fd=dir_fd)
             if writing and _matches(path):
-                _fdpaths[fd] = path
+                info = os.fstat(fd)
+                _fdpaths[fd] = (path, info.st_dev, info.st_ino)
+            else:
+                _fdpaths.pop(fd, None)
             return fd
 
+        def _path_of(fd):
+            # Descriptor numbers are reused once closed: trust one only while it
+            # still refers to the same file.
+            known = _fdpaths.get(fd)
+            if known is None:
+                return None
+            try:
+                info = os.fstat(fd)
+            except OSError:
+                return None
+            if (info.st_dev, info.st_ino) != known[1:]:
+                _fdpaths.pop(fd, None)
+                return None
+            return known[0]
+
         def write_(fd, data):
-            path = _fdpaths.get(fd)
+            path = _path_of(fd)
             if path is not None and "write" in _ops and _fire("write", path):
                 if _kind == "short" and len(data) > 1:
                     return _write(fd, bytes(data)[: len(data) // 2])
                 raise _error(path)
             return _write(fd, data)
 
+        def _forget(path):
+            # A file renamed or deleted is done with: its descriptor number will be reused.
+            for fd in [fd for fd, known in _fdpaths.items() if known[0] == path]:
+                del _fdpaths[fd]
+
         def replace_(src, dst, *, src_dir_fd=None, dst_dir_fd=None):
             if "replace" in _ops and _matches(dst) and _fire("replace", dst):
                 raise _error(dst)
-            return _replace(src, dst, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)
+            _replace(src, dst, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)
+            _forget(src)
+
+        _unlink = os.unlink
+
+        def unlink_(path, *, dir_fd=None):
+            _unlink(path, dir_fd=dir_fd)
+            _forget(path)
 
         def link_(src, dst, *args, **kwargs):
             if "link" in _ops and _matches(dst) and _fire("link", dst):
                 raise _error(dst)
-            return _link(src, dst, *args, **kwargs)
+            _link(src, dst, *args, **kwargs)
 
         def mkdir_(path, mode=0o777, *, dir_fd=None):
             if "mkdir" in _ops and _matches(path) and _fire("mkdir", path):
@@ -103,13 +133,13 @@ SITECUSTOMIZE = textwrap.dedent(
             return _mkdir(path, mode, dir_fd=dir_fd)
 
         def fsync_(fd):
-            path = _fdpaths.get(fd if isinstance(fd, int) else fd.fileno())
+            path = _path_of(fd if isinstance(fd, int) else fd.fileno())
             if path is not None and "fsync" in _ops and _fire("fsync", path):
                 raise _error(path)
             return _fsync(fd)
 
-        os.open, os.write, os.replace, os.link, os.mkdir, os.fsync = (
-            open_, write_, replace_, link_, mkdir_, fsync_)
+        os.open, os.write, os.replace, os.link, os.mkdir, os.fsync, os.unlink = (
+            open_, write_, replace_, link_, mkdir_, fsync_, unlink_)
 
         # Files opened with open() write through io's C code, not os.write:
         # wrap the open of a matching path for writing instead.

@@ -44,8 +44,9 @@ def project_lock(root: Path, *, timeout: float | None = None) -> Iterator[None]:
         ) from exc
     try:
         _acquire(fd, path, _timeout() if timeout is None else timeout)
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()} {time.time():.0f} {' '.join(sys.argv[1:])}\n".encode())
+        with contextlib.suppress(OSError):  # who holds it is only shown to a waiter: best effort
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()} {time.time():.0f} {' '.join(sys.argv[1:])}\n".encode())
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock

@@ -87,7 +87,7 @@ def make_dirs(path: Path) -> None:
     try:
         Path(path).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise _write_error(path, exc, "it was not created") from exc
+        raise write_error(path, exc, "it was not created") from exc
 
 
 def write_bytes(path: Path, data: bytes, *, anywhere: bool = False) -> None:
@@ -106,7 +106,7 @@ def write_bytes(path: Path, data: bytes, *, anywhere: bool = False) -> None:
         os.replace(tmp, target)
         tmp = None
     except OSError as exc:
-        raise _write_error(path, exc, "it was not changed") from exc
+        raise write_error(path, exc, "it was not changed") from exc
     finally:
         if tmp is not None:
             with contextlib.suppress(OSError):
@@ -141,7 +141,7 @@ def create_exclusive(path: Path, text: str) -> bool:
         except FileExistsError:
             return False
     except OSError as exc:
-        raise _write_error(path, exc, "it was not created") from exc
+        raise write_error(path, exc, "it was not created") from exc
     finally:
         if tmp is not None:
             with contextlib.suppress(OSError):
@@ -161,7 +161,7 @@ def append_bytes(path: Path, data: bytes) -> int:
     try:
         fd = os.open(target, os.O_WRONLY | os.O_APPEND)
     except OSError as exc:
-        raise _write_error(path, exc, "it was not changed") from exc
+        raise write_error(path, exc, "it was not changed") from exc
     try:
         before = os.fstat(fd).st_size
         try:
@@ -172,7 +172,7 @@ def append_bytes(path: Path, data: bytes) -> int:
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, before)
-            raise _write_error(path, exc, "it was not changed") from exc
+            raise write_error(path, exc, "it was not changed") from exc
     finally:
         os.close(fd)
     return before
@@ -192,7 +192,7 @@ def _writable_mode(path: Path, target: Path) -> int:
         os.umask(umask)
         return 0o666 & ~umask
     except OSError as exc:
-        raise _write_error(path, exc, "it was not changed") from exc
+        raise write_error(path, exc, "it was not changed") from exc
     if not mode & 0o222 or not os.access(target, os.W_OK):
         raise WriteError(
             f"{path.name} is read-only; loop does not replace a file you made read-only",
@@ -202,7 +202,8 @@ def _writable_mode(path: Path, target: Path) -> int:
     return mode
 
 
-def _write_error(path: Path, exc: OSError, outcome: str) -> WriteError:
+def write_error(path: Path, exc: OSError, outcome: str) -> WriteError:
+    """``exc`` (from writing ``path``) as the user sees it: the file, the reason, the fix."""
     reason, fix = _REASONS.get(exc.errno or 0, (exc.strerror or str(exc), None))
     return WriteError(
         f"cannot write {Path(path).name}: {reason}; {outcome}",
