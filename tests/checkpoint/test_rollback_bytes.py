@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 import pytest
+from helpers.faults import fault_site, run_faulty
 from helpers.project import (
     LOG,
     NEXT,
@@ -265,3 +266,35 @@ def test_an_unwritable_item_folder_is_a_clear_error(project: Path) -> None:
     assert refused.exit_code == 1
     assert "permission denied" in refused.stderr
     assert_as_before(project, before)
+
+
+@pytest.mark.parametrize(
+    ("fault", "reason"),
+    [
+        ("EFBIG", "the file would exceed the file-size limit"),
+        ("ENOSPC", "no space left on the device"),
+        ("short", "no space left on the device"),  # a full disk takes half the append
+    ],
+)
+def test_a_failed_append_undoes_the_tick_and_says_why(
+    project: Path, tmp_path: Path, fault: str, reason: str
+) -> None:
+    before = snapshot(project)
+
+    ran = run_faulty(
+        project,
+        *DONE_1,
+        site=fault_site(tmp_path / "site"),
+        match=r"/issue-7/execution-log\.md$",
+        fault=fault,
+        ops="open" if fault != "short" else "write",
+    )
+
+    assert ran.fired
+    assert ran.returncode == 1, ran.output
+    assert ran.stderr.splitlines()[0].endswith(
+        f"execution-log.md: cannot write execution-log.md: {reason}; it was not changed"
+    )
+    assert_as_before(project, before)
+    assert task_states(project)["1"] is TaskState.OPEN
+    assert run(project, "doctor").exit_code == 0

@@ -217,7 +217,10 @@ def test_new_leaves_nothing_when_the_final_rename_fails(
 
     monkeypatch.setattr(os, "rename", failing)
     result = loop("new", "Retries", "--id", "42", cwd=repo)
-    assert result.exit_code == 3  # not a LoopError: an internal error, but no debris
+    assert result.exit_code == 1  # a clear write error (issue 14), and no debris
+    assert result.stderr.splitlines()[0].endswith(
+        "cannot write issue-42: permission denied; nothing was created"
+    )
     assert list((repo / SPECS).iterdir()) == []
 
 
