@@ -10,12 +10,14 @@ all of it without an internal error.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 from helpers.faults import fault_site, run_faulty
 from helpers.project import (
+    JOURNAL,
     LOG,
     NEXT,
     STATE,
@@ -298,3 +300,21 @@ def test_a_failed_append_undoes_the_tick_and_says_why(
     assert_as_before(project, before)
     assert task_states(project)["1"] is TaskState.OPEN
     assert run(project, "doctor").exit_code == 0
+
+
+def test_a_journal_from_an_older_loop_is_still_undone(project: Path) -> None:
+    """Journals written before restore points existed have no copies: undone line-locally."""
+    before = snapshot(project)
+    killed = process(project, *DONE_1, env={"LOOP_FAULT": "log"})
+    assert killed.returncode < 0
+    state = json.loads((project / JOURNAL).read_text())
+    for point in state.pop("restore").values():
+        Path(point["backup"]).unlink()
+    (project / JOURNAL).write_text(json.dumps(state))
+    hook(project, "pre-commit", "#!/bin/sh\nexit 1\n")
+
+    repair = run(project, "doctor", "--repair")
+
+    assert repair.exit_code == 0, repair.output
+    assert "rolled back" in repair.stdout
+    assert_as_before(project, before)
