@@ -318,3 +318,23 @@ def test_a_journal_from_an_older_loop_is_still_undone(project: Path) -> None:
     assert repair.exit_code == 0, repair.output
     assert "rolled back" in repair.stdout
     assert_as_before(project, before)
+
+
+def test_discard_works_even_when_the_restore_copies_are_gone(project: Path) -> None:
+    killed = process(project, *DONE_1, env={"LOOP_FAULT": "log"})
+    assert killed.returncode < 0
+    for copy in (project / STATE).glob("*.orig"):
+        copy.unlink()
+    hook(project, "pre-commit", "#!/bin/sh\nexit 1\n")
+
+    stuck = run(project, "task", "start", "7", "3")
+    assert stuck.exit_code == 1
+    assert "is missing or damaged" in stuck.stderr
+    assert "loop doctor --discard" in stuck.stderr
+
+    discarded = run(project, "doctor", "--discard")
+
+    assert discarded.exit_code == 0, discarded.output
+    assert "its copy from before the checkpoint is gone; left as it is" in discarded.stdout
+    assert journal(project) is None
+    assert run(project, "task", "start", "7", "3").exit_code == 0

@@ -76,12 +76,20 @@ def undo(root: Path, journal: Journal, *, others: str = "keep") -> list[str]:
             continue
         before = before_bytes(point)
         if before is None:
+            if others == "leave":
+                notes.append(
+                    f"{path.name}: its copy from before the checkpoint is gone; left as it is"
+                )
+                continue
             raise StateError(
                 f"cannot undo checkpoint {journal.plan.id}: the copy of {path.name} taken "
                 f"before it ({point.backup}) is missing or damaged",
                 where=Where(path),
                 hint="check the file by hand; `loop doctor --discard` then drops the checkpoint",
             )
+        if current is None and others == "leave":
+            notes.append(f"{path.name} was deleted after loop wrote it; left so")
+            continue
         if current is not None and not _left_by_loop(kind, current, before, journal):
             if others == "leave":
                 notes.append(f"{path.name} was changed after loop wrote it; left as it is")

@@ -169,7 +169,7 @@ def _failed(root: Path, journal: Journal, exc: Exception) -> Exception:
             f"checkpoint {plan.id} of {plan.item} failed ({_reason(exc)}), and undoing it "
             f"failed too: {undo.message}",
             where=undo.where,
-            hint="fix the cause, then `loop doctor --repair` finishes undoing it",
+            hint=undo.hint or "fix the cause, then `loop doctor --repair` finishes undoing it",
         )
     if isinstance(exc, LoopError):
         if notes:
@@ -453,7 +453,7 @@ def _recover(root: Path) -> Recovery | None:
                 f"checkpoint {plan.id} of {plan.item} was interrupted; finishing it failed "
                 f"({_reason(exc)}) and so did undoing it: {undo.message}",
                 where=undo.where,
-                hint="fix the cause, then `loop doctor --repair`",
+                hint=undo.hint or "fix the cause, then `loop doctor --repair`",
             ) from exc
         what = "its commit failed" if isinstance(exc, GitError) else "finishing it failed"
         detail = "; ".join([f"{what}: {_reason(exc)}", *notes])
