@@ -17,6 +17,7 @@ import sys
 def main() -> None:
     """Run ``loop`` with the command line of this process."""
     code: str | int | None = 0
+    sys.unraisablehook = _deliver_interrupts
     try:
         from the_loop.cli import main as cli_main
 
@@ -26,6 +27,12 @@ def main() -> None:
         code = 130
     except SystemExit as exc:
         code = exc.code
+    except Exception as exc:
+        # A Ctrl-C while a class is built (modules loading) arrives wrapped in a RuntimeError.
+        if not isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
+            raise
+        sys.stderr.write("interrupted\n")
+        code = 130
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if code == 130:
         # CPython (3.11) marks an interrupt that lands inside exec() — dataclasses
@@ -37,6 +44,15 @@ def main() -> None:
                 stream.flush()
         os._exit(130)
     sys.exit(code)
+
+
+def _deliver_interrupts(unraisable: sys.UnraisableHookArgs) -> None:
+    """A Ctrl-C that lands in a callback (a weakref's, while modules load) is printed as
+    "Exception ignored" and lost; raise it again where it can be handled."""
+    if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+        signal.raise_signal(signal.SIGINT)
+        return
+    sys.__unraisablehook__(unraisable)
 
 
 if __name__ == "__main__":

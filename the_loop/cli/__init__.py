@@ -9,6 +9,7 @@ result as text or, with ``--json``, as JSON.
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
 from dataclasses import dataclass
 from functools import cached_property
@@ -51,6 +52,10 @@ SECTIONS = (
     "Tasks and checkpoints",
     "Recover",
 )
+
+
+# True when loop runs as its own process (``main``), not inside a test runner.
+_AS_PROCESS = False
 
 
 @dataclass
@@ -98,6 +103,10 @@ class LoopGroup(click.Group):
                     return guarded(lambda: super(LoopGroup, self).invoke(ctx), debug=debug)
                 finally:
                     _report_recoveries()
+                    if _AS_PROCESS:
+                        # The command is over: a Ctrl-C from here on would only turn its
+                        # exit status into death by the signal.
+                        signal.signal(signal.SIGINT, signal.SIG_IGN)
         except KeyboardInterrupt:
             # Ctrl-C while an error was being shown or a recovery reported: still 130.
             click.echo("interrupted", err=True)
@@ -172,6 +181,8 @@ def main() -> None:
     click would turn a Ctrl-C that lands outside a command (while the command
     line is parsed) into "Aborted!" and exit 1; loop's contract is exit 130.
     """
+    global _AS_PROCESS
+    _AS_PROCESS = True
     try:
         code = cli.main(prog_name="loop", standalone_mode=False)
     except click.exceptions.Abort:

@@ -39,6 +39,11 @@ def guarded(call: Callable[[], T], *, debug: bool) -> T:
         sys.stderr.close()
         raise click.exceptions.Exit(int(ExitCode.FAILURE)) from None
     except Exception as exc:
+        if _caused_by_interrupt(exc):
+            # Python wraps some exceptions raised while a class is built (a Ctrl-C in
+            # ``__set_name__``, while modules load) in a RuntimeError.
+            click.echo("interrupted", err=True)
+            raise click.exceptions.Exit(int(ExitCode.INTERRUPTED)) from None
         if debug:
             traceback.print_exc(file=sys.stderr)
         click.echo(
@@ -47,6 +52,17 @@ def guarded(call: Callable[[], T], *, debug: bool) -> T:
             err=True,
         )
         raise click.exceptions.Exit(int(ExitCode.INTERNAL)) from None
+
+
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def shown_path(path: Path | str) -> str:
