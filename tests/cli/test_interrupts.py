@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import click
 import pytest
 from helpers.project import (
     NEXT,
@@ -34,6 +35,7 @@ from helpers.project import (
     task_states,
 )
 
+from the_loop.cli.handler import guarded
 from the_loop.tasks import TaskState
 
 READY_SITE = textwrap.dedent(
@@ -205,3 +207,21 @@ def test_ctrl_c_while_a_verify_test_runs_exits_130_and_stops_the_test(
     assert processes_naming(str(marker)) == [], "the test's process group must be stopped"
     assert task_states(root)["1"] is TaskState.OPEN
     assert commits_with(root, "Loop-Task: 1") == []
+
+
+def test_an_interrupt_wrapped_by_python_is_still_an_interrupt(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A Ctrl-C inside ``__set_name__`` reaches loop as a RuntimeError caused by it."""
+
+    def building_a_class() -> None:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise RuntimeError("Error calling __set_name__") from exc
+
+    with pytest.raises(click.exceptions.Exit) as exited:
+        guarded(building_a_class, debug=False)
+
+    assert exited.value.exit_code == 130
+    assert capsys.readouterr().err == "interrupted\n"
