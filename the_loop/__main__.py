@@ -1,6 +1,59 @@
-"""Allow `python -m the_loop`."""
+"""Allow `python -m the_loop`; also the console script's entry point.
 
-from the_loop.cli import main
+The CLI is imported inside ``main`` so that a Ctrl-C during start-up (while
+click and loop's modules load) still exits 130 with one line, not a
+traceback and death by the signal; and once the command is over, a late
+Ctrl-C no longer changes its exit status.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+
+
+def main() -> None:
+    """Run ``loop`` with the command line of this process."""
+    code: str | int | None = 0
+    sys.unraisablehook = _deliver_interrupts
+    try:
+        from the_loop.cli import main as cli_main
+
+        cli_main()
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        code = 130
+    except SystemExit as exc:
+        code = exc.code
+    except Exception as exc:
+        # A Ctrl-C while a class is built (modules loading) arrives wrapped in a RuntimeError.
+        if not isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
+            raise
+        sys.stderr.write("interrupted\n")
+        code = 130
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if code == 130:
+        # CPython (3.11) marks an interrupt that lands inside exec() — dataclasses
+        # build their methods that way while modules load — as unhandled even
+        # though it was caught, and then kills the process with SIGINT at exit.
+        # The interrupt was handled: flush and leave with the documented status.
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(130)
+    sys.exit(code)
+
+
+def _deliver_interrupts(unraisable: sys.UnraisableHookArgs) -> None:
+    """A Ctrl-C that lands in a callback (a weakref's, while modules load) is printed as
+    "Exception ignored" and lost; raise it again where it can be handled."""
+    if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+        signal.raise_signal(signal.SIGINT)
+        return
+    sys.__unraisablehook__(unraisable)
+
 
 if __name__ == "__main__":
     main()

@@ -112,3 +112,7 @@ class FileSystemError(LoopError):
 
 class StateError(LoopError):
     """loop's own state (journal, reset record) needs attention before going on."""
+
+
+class WriteError(LoopError):
+    """A file could not be written: read-only, no space, too large, or outside the project."""

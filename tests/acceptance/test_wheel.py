@@ -110,7 +110,7 @@ def test_the_wheel_metadata(wheel: Path) -> None:
 
     parser = configparser.ConfigParser()
     parser.read_string(entry_points)
-    assert parser["console_scripts"]["loop"] == "the_loop.cli:main"
+    assert parser["console_scripts"]["loop"] == "the_loop.__main__:main"
     headers = dict(
         line.split(": ", 1) for line in metadata.split("\n\n", 1)[0].splitlines() if ": " in line
     )

@@ -451,22 +451,22 @@ def test_killed_after_git_committed_is_not_committed_twice(
 ROLLBACK_DRIVER = """\
 import os, signal, sys
 from the_loop.checkpoint import transaction as checkpoint
-from the_loop.log import execution_log as execlog
+from the_loop.io import atomic
 
 where = os.environ["KILL_IN_ROLLBACK"]
-if where == "journal":
-    save = checkpoint._save
-    def _save(root, journal):
-        save(root, journal)
-        if journal.rolling_back:
+save = checkpoint._save
+def _save(root, journal):
+    save(root, journal)
+    if journal.rolling_back:
+        if where == "journal":
             os.kill(os.getpid(), signal.SIGKILL)
-    checkpoint._save = _save
-else:
-    remove = execlog.remove_entry
-    def remove_entry(path, planned):
-        remove(path, planned)
-        os.kill(os.getpid(), signal.SIGKILL)
-    execlog.remove_entry = remove_entry
+        write = atomic.write_bytes
+        def write_bytes(path, data, **kwargs):
+            write(path, data, **kwargs)
+            if path.name == "execution-log.md":  # the log has its old bytes back
+                os.kill(os.getpid(), signal.SIGKILL)
+        atomic.write_bytes = write_bytes
+checkpoint._save = _save
 
 sys.argv = ["loop", *sys.argv[1:]]
 from the_loop.cli import main

@@ -46,6 +46,7 @@ ERROR_CODES = {
     "LockError": 1,
     "StateError": 1,
     "FileSystemError": 1,
+    "WriteError": 1,
 }
 
 

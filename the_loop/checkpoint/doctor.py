@@ -5,6 +5,10 @@ if its commit can no longer happen; open resets are listed for ``loop reset
 confirm|abort`` (never replayed); stray backups are noted. ``--repair`` also
 closes the open resets left behind (as aborted: never replayed), except one
 the repair itself has just prepared, which has not been shown to anyone yet.
+Damaged state files are named with what is wrong, and ``--discard`` sets them
+aside. Whatever goes wrong while repairing is reported as a finding of the
+report: ``doctor`` is the way out of a bad state, so it never fails with a
+traceback itself.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from pathlib import Path
 from the_loop.checkpoint import resets
 from the_loop.checkpoint import transaction as checkpoint
 from the_loop.checkpoint.lock import project_lock
-from the_loop.checkpoint.state_dir import state_dir
+from the_loop.checkpoint.state_dir import set_aside, state_dir
+from the_loop.errors import LoopError
 
 
 @dataclass
@@ -25,13 +30,22 @@ class DoctorReport:
     interrupted: checkpoint.Journal | None = None
     recovered: checkpoint.Recovery | None = None
     discarded: checkpoint.Journal | None = None
+    discard_notes: list[str] = field(default_factory=list)
     open_resets: list[resets.ResetRecord] = field(default_factory=list)
     closed_resets: list[resets.ResetRecord] = field(default_factory=list)
     stray: list[Path] = field(default_factory=list)
+    damaged: list[str] = field(default_factory=list)  # "path: what is wrong"
+    set_aside: list[Path] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)  # a repair or discard that did not work
 
     @property
     def healthy(self) -> bool:
-        return self.interrupted is None and not self.open_resets
+        return (
+            self.interrupted is None
+            and not self.open_resets
+            and not self.damaged
+            and not self.failed
+        )
 
     def to_json(self) -> dict[str, object]:
         journal = self.interrupted
@@ -56,16 +70,22 @@ class DoctorReport:
             "closedResets": [r.to_json() for r in self.closed_resets],
             "stray": [str(p) for p in self.stray],
             "discarded": self.discarded.plan.id if self.discarded else None,
+            "discardNotes": list(self.discard_notes),
+            "damaged": list(self.damaged),
+            "setAside": [str(p) for p in self.set_aside],
+            "failed": list(self.failed),
         }
 
     def lines(self) -> list[str]:
-        out = []
+        out = [f"could not repair: {text}" for text in self.failed]
         if self.discarded:
             d = self.discarded
             out.append(
                 f"checkpoint {d.plan.id} of {d.plan.item} discarded "
                 f"(steps it had done: {', '.join(d.done) or 'none'})"
             )
+        out += [f"  {note}" for note in self.discard_notes]
+        out += [f"damaged state file set aside: {path}" for path in self.set_aside]
         if self.recovered:
             r = self.recovered
             out.append(
@@ -84,6 +104,8 @@ class DoctorReport:
                 f"closed open reset: {record.mode} for {record.item} after checkpoint "
                 f"{record.checkpoint} (never confirmed; recorded as aborted)"
             )
+        for text in self.damaged:
+            out.append(f"damaged: {text} → `loop doctor --discard` sets it aside")
         for record in self.open_resets:
             out.append(
                 f"open reset: {record.mode} for {record.item} after checkpoint "
@@ -99,19 +121,56 @@ class DoctorReport:
 def diagnose(root: Path, *, repair: bool = False, discard: bool = False) -> DoctorReport:
     """Inspect (and with ``repair``, fix; with ``discard``, drop) the runtime state."""
     report = DoctorReport()
-    if discard:
-        with project_lock(root):
-            report.discarded = checkpoint.discard(root)
-    elif repair:
-        with project_lock(root):
-            report.recovered = checkpoint.recover(root)
-            report.closed_resets = _close_left_over(root, report.recovered)
-    report.interrupted = checkpoint.pending(root)
-    report.open_resets = resets.open_resets(root)
-    folder = state_dir(root)
-    if folder.is_dir() and report.interrupted is None:
-        report.stray = sorted(folder.glob("*.log.orig"))
+    try:
+        if discard:
+            with project_lock(root):
+                _discard(root, report)
+        elif repair:
+            with project_lock(root):
+                report.recovered = checkpoint.recover(root)
+                report.closed_resets = _close_left_over(root, report.recovered)
+    except LoopError as exc:
+        report.failed.append(_text(exc))
+    _inspect(root, report)
     return report
+
+
+def _discard(root: Path, report: DoctorReport) -> None:
+    journal, notes = checkpoint.discard(root)
+    report.discarded = journal
+    report.discard_notes = notes
+    _records, damaged = resets.scan(root)
+    damaged_files = [path for path, _what in damaged]
+    if resets.history_problems(root):
+        damaged_files.append(resets.history_path(root))
+    for path in damaged_files:
+        kept = set_aside(root, path)
+        if kept is not None:
+            report.set_aside.append(kept)
+
+
+def _inspect(root: Path, report: DoctorReport) -> None:
+    try:
+        report.interrupted = checkpoint.pending(root)
+    except LoopError as exc:
+        report.damaged.append(_text(exc, hint=False))
+    try:
+        records, damaged = resets.scan(root)
+    except LoopError as exc:
+        records, damaged = [], []
+        report.damaged.append(_text(exc, hint=False))
+    report.open_resets = sorted((r for r in records if r.open), key=lambda r: (r.created, r.id))
+    report.damaged += [f"{path}: {what}" for path, what in damaged]
+    report.damaged += resets.history_problems(root)
+    folder = state_dir(root)
+    if folder.is_dir() and not (folder / checkpoint.JOURNAL).exists():
+        report.stray = sorted(folder.glob("*.orig"))
+
+
+def _text(exc: LoopError, *, hint: bool = True) -> str:
+    where = f"{exc.where}: " if exc.where else ""
+    shown = f" ({exc.hint})" if exc.hint and hint else ""
+    return f"{where}{exc.message}{shown}"
 
 
 def _close_left_over(root: Path, recovered: checkpoint.Recovery | None) -> list[resets.ResetRecord]:

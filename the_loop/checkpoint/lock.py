@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from the_loop.checkpoint.state_dir import state_dir
-from the_loop.errors import LockError, Where
+from the_loop.errors import LockError, StateError, Where
 
 _POLL = 0.05
 
@@ -33,11 +33,20 @@ def _timeout() -> float:
 def project_lock(root: Path, *, timeout: float | None = None) -> Iterator[None]:
     """Hold the project's lock for the duration of the block."""
     path = state_dir(root, create=True) / "lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise StateError(
+            f"cannot open loop's lock file: {exc.strerror or exc}",
+            where=Where(path),
+            hint=f"it must be a writable file; remove it (rm -r {path}) and run the command "
+            "again: loop creates a new one",
+        ) from exc
     try:
         _acquire(fd, path, _timeout() if timeout is None else timeout)
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()} {time.time():.0f} {' '.join(sys.argv[1:])}\n".encode())
+        with contextlib.suppress(OSError):  # who holds it is only shown to a waiter: best effort
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()} {time.time():.0f} {' '.join(sys.argv[1:])}\n".encode())
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock
@@ -63,9 +72,9 @@ def _acquire(fd: int, path: Path, timeout: float) -> None:
 
 def _holder(path: Path) -> str:
     try:
-        pid, started, *command = path.read_text().split(" ", 2)
-    except (OSError, ValueError):
+        pid, started, *command = path.read_text(errors="replace").split(" ", 2)
+        since = time.strftime("%H:%M:%S", time.localtime(float(started)))
+    except (OSError, ValueError, OverflowError):  # unreadable, or not what loop writes there
         return "holder unknown"
-    since = time.strftime("%H:%M:%S", time.localtime(float(started)))
     what = " ".join(command).strip()
     return f"pid {pid}, since {since}" + (f": loop {what}" if what else "")

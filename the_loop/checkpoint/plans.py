@@ -13,8 +13,10 @@ from pathlib import Path
 from the_loop.checkpoint import resets
 from the_loop.checkpoint.policy import Decision, context_line
 from the_loop.checkpoint.transaction import CommitSpec, Plan, new_id, wip_text
+from the_loop.errors import ConfigError, TemplateError, UsageError
 from the_loop.io import atomic, clock
 from the_loop.io.templating import render, render_string
+from the_loop.log import entry_fields
 from the_loop.spec.project import ItemContext
 
 
@@ -73,16 +75,17 @@ def build(
     log = ctx.item.artifacts["execution-log"].path
     wip, will_commit = wip_text(root, settings.commit, checkpoint_id, log)
     settled = resets.superseded_by(root, ctx.item.id, session, every_session=settle_all)
+    # Free text is data: encoded so no input can change the log's structure.
     entry_text = render(
         "log-entry.md.j2",
         stamp=clock.minute_stamp(clock.utc_now()),
-        summary=entry.summary,
+        summary=entry_fields.encode_line(entry.summary),
         phase=entry.phase,
-        did=entry.did,
-        tests=entry.tests,
-        next=entry.next,
+        did=entry_fields.encode(entry.did),
+        tests=entry_fields.encode(entry.tests),
+        next=entry_fields.encode(entry.next),
         context=context_line(decision),
-        blockers=entry.blockers,
+        blockers=entry_fields.encode(entry.blockers),
         wip=wip,
         corrections=[found.sentence() for found in settled],
     )
@@ -95,11 +98,12 @@ def build(
             "phase": entry.phase,
             "reset": decision.reset.value,
         }
-        line = render_string(settings.message_template, what="checkpoint.messageTemplate", **names)
+        line = _subject(ctx, names)
+        # One line each: nothing in a title can forge a trailer or a paragraph.
         message = render(
             "commit-message.txt.j2",
-            subject=line.strip(),
-            summary=entry.summary,
+            subject=entry_fields.one_line(line),
+            summary=entry_fields.one_line(entry.summary),
             trailers=settings.trailers,
             item=ctx.item.id,
             task=task_id,
@@ -135,6 +139,22 @@ def build(
         wip=wip,
         supersedes=tuple((f.record, f.mode, f.checkpoint, f.state, f.why) for f in settled),
     )
+
+
+def _subject(ctx: ItemContext, names: dict[str, str]) -> str:
+    """The commit subject from ``checkpoint.messageTemplate``; a broken template is a
+    config error at its line."""
+    template = ctx.config.checkpoint.message_template
+    try:
+        return render_string(template, what="checkpoint.messageTemplate", **names)
+    except TemplateError as exc:
+        origin = ctx.config.origins.get(("checkpoint", "messageTemplate"))
+        raise ConfigError(
+            exc.message,
+            where=origin.where if origin is not None else None,
+            hint=(exc.hint or "") + "; the template fills one line from these names only "
+            "(no include, import or extends)",
+        ) from exc
 
 
 def _commit_spec(ctx: ItemContext, stage: str, message: str) -> CommitSpec:

@@ -16,14 +16,19 @@ and ``loop doctor --repair`` close whatever is left.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import BinaryIO
 
 from the_loop.checkpoint.lock import project_lock
-from the_loop.checkpoint.state_dir import read_json, state_dir, write_json
-from the_loop.errors import RefusedError, StateError
+from the_loop.checkpoint.state_dir import damaged_state, read_json, state_dir, write_json
+from the_loop.errors import LoopError, RefusedError, StateError
 from the_loop.io import clock
+from the_loop.io.textfile import read_limited
 
 OPEN_STATES = ("prepared", "dispatched")
 # Closed: completed (confirmed), aborted (by request), skipped (proven not to have
@@ -78,8 +83,11 @@ class ResetRecord:
 
 def _folder(root: Path, *, create: bool = False) -> Path:
     folder = state_dir(root, create=create) / "resets"
-    if create:
-        folder.mkdir(exist_ok=True)
+    if create and not folder.is_dir():
+        try:
+            folder.mkdir()
+        except OSError as exc:
+            raise damaged_state(folder, f"it cannot be made a folder: {exc.strerror}") from exc
     return folder
 
 
@@ -87,25 +95,65 @@ def _file(root: Path, record_id: str) -> Path:
     return _folder(root) / f"{record_id}.json"
 
 
+_TEXT = ("id", "item", "reason", "checkpoint", "entry_digest", "created", "updated")
+_OPTIONAL = ("commit", "session", "confirmed_session", "note")
+STATES = ("prepared", "dispatched", "completed", "aborted", "skipped", "superseded")
+
+
 def _load_file(path: Path) -> ResetRecord | None:
     data = read_json(path)
     if data is None and not path.exists():
         return None
-    try:
-        return ResetRecord(**data)
-    except TypeError as exc:
-        raise StateError(
-            f"reset record {path.name} is damaged: {exc}",
-            hint="remove the file; `loop doctor` lists open resets",
-        ) from exc
+    problem = _record_problem(data)
+    if problem is not None:
+        raise damaged_state(path, f"reset record {path.name}: {problem}")
+    fields = {k: data.get(k) for k in (*_TEXT, *_OPTIONAL, "mode", "state")}
+    return ResetRecord(**fields)
+
+
+def _record_problem(data: object) -> str | None:
+    """What is wrong with a reset record's JSON, or None."""
+    if not isinstance(data, dict):
+        return "it must be a JSON object"
+    for key in _TEXT:
+        if not isinstance(data.get(key), str):
+            return f"{key} must be text"
+    for key in _OPTIONAL:
+        if data.get(key) is not None and not isinstance(data[key], str):
+            return f"{key} must be text or null"
+    if data.get("mode") not in ("clear", "compact"):
+        return "mode must be clear or compact"
+    if data.get("state") not in STATES:
+        return "state must be one of " + ", ".join(STATES)
+    return None
+
+
+def scan(root: Path) -> tuple[list[ResetRecord], list[tuple[Path, str]]]:
+    """Every reset record that can be read, and the damaged ones with what is wrong."""
+    folder = _folder(root)
+    if not folder.is_dir():
+        return [], []
+    records, damaged = [], []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            record = _load_file(path)
+        except StateError as exc:
+            damaged.append((path, exc.message))
+            continue
+        if record is not None:
+            records.append(record)
+    return records, damaged
 
 
 def open_resets(root: Path, item: str | None = None) -> list[ResetRecord]:
-    """Unresolved resets (of one item, or all), oldest first."""
+    """Unresolved resets (of one item, or all), oldest first.
+
+    Raises ``StateError`` (with the file and the way out) for a damaged record.
+    """
     folder = _folder(root)
     if not folder.is_dir():
         return []
-    records = [_load_file(p) for p in folder.glob("*.json")]
+    records = [_load_file(p) for p in sorted(folder.glob("*.json"))]
     found = [r for r in records if r is not None and r.open and (item is None or r.item == item)]
     return sorted(found, key=lambda r: (r.created, r.id))
 
@@ -142,10 +190,18 @@ def prepare(
 
 
 def mark_dispatched(root: Path, record: ResetRecord) -> ResetRecord:
-    """The directive has been shown: the reset is now the harness's to perform."""
-    updated = replace(record, state="dispatched", updated=clock.second_stamp(clock.utc_now()))
-    write_json(_file(root, record.id), updated.to_state())
-    return updated
+    """The directive has been shown: the reset is now the harness's to perform.
+
+    Under the lock, and only while the record is still prepared: a quick
+    ``loop reset confirm`` from another process may already have closed it.
+    """
+    with project_lock(root):
+        current = _load_file(_file(root, record.id))
+        if current is None or current.state != "prepared":
+            return current or record
+        updated = replace(current, state="dispatched", updated=clock.second_stamp(clock.utc_now()))
+        write_json(_file(root, record.id), updated.to_state())
+        return updated
 
 
 def confirm(
@@ -311,9 +367,7 @@ def _close(
         confirmed_session=confirmed_session,
         note=note,
     )
-    history = _folder(root) / HISTORY
-    with history.open("a", encoding="utf-8") as handle:
-        handle.write(json.dumps(closed.to_state(), sort_keys=True) + "\n")
+    append_history(root, closed)
     _file(root, record.id).unlink()
     return closed
 
@@ -399,3 +453,50 @@ def history(root: Path, item: str | None = None) -> list[dict[str, object]]:
 def skipped_count(root: Path, item: str) -> int:
     """How many of ``item``'s resets were skipped (the session went on without them)."""
     return sum(1 for data in history(root, item) if data.get("state") == "skipped")
+def append_history(root: Path, record: ResetRecord) -> None:
+    """Add a closed record to ``history.jsonl`` (one JSON object per line)."""
+    path = _folder(root, create=True) / HISTORY
+    line = json.dumps(record.to_state(), sort_keys=True) + "\n"
+    try:
+        with open_history(path) as handle:
+            handle.write(line.encode("utf-8"))
+    except OSError as exc:
+        raise damaged_state(path, f"it cannot be appended to: {exc.strerror or exc}") from exc
+
+
+@contextlib.contextmanager
+def open_history(path: Path) -> Iterator[BinaryIO]:
+    """The history file, open for appending on a line of its own."""
+    with path.open("ab+") as handle:
+        if handle.tell() > 0:
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) != b"\n":  # a torn last line: never glue a record onto it
+                handle.write(b"\n")
+        yield handle
+
+
+def history_path(root: Path) -> Path:
+    """Where closed reset records are kept."""
+    return _folder(root) / HISTORY
+
+
+def history_problems(root: Path) -> list[str]:
+    """Lines of ``history.jsonl`` that are not reset records (for ``loop doctor``)."""
+    path = history_path(root)
+    try:
+        data = read_limited(path, 64 * 1024 * 1024, what="state file")
+    except FileNotFoundError:
+        return []
+    except (OSError, LoopError) as exc:
+        return [f"{path}: it cannot be read: {getattr(exc, 'strerror', None) or exc}"]
+    problems = []
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            problem = _record_problem(json.loads(raw.decode("utf-8")))
+        except (ValueError, RecursionError) as exc:
+            problem = f"not JSON ({str(exc).splitlines()[0] if str(exc) else 'undecodable'})"
+        if problem is not None:
+            problems.append(f"{path}:{number}: {problem}")
+    return problems

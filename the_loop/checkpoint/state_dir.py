@@ -9,25 +9,31 @@ ran.
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 from typing import Any
 
 from the_loop.config.loader import CONFIG_DIR
-from the_loop.errors import StateError, Where
+from the_loop.errors import StateError, UnusableInputError, Where
 from the_loop.io import atomic
+from the_loop.io.textfile import read_limited
 
 STATE = "state"
+DAMAGED = "damaged"
 
 
 def state_dir(root: Path, *, create: bool = False) -> Path:
     """The state folder of the project at ``root`` (created on request)."""
     folder = root / CONFIG_DIR / STATE
-    if create and not folder.is_dir():
+    if create:
+        atomic.landing_place(folder)  # the lock, journal and records live here
         try:
             folder.mkdir(parents=True, exist_ok=True)
             ignore = folder / ".gitignore"
-            if not ignore.exists():
-                atomic.write_text(ignore, "# loop's runtime state: never commit\n*\n")
+            # Checked every time: without it, `git add -A` would commit the journal.
+            if not _ignores_all(ignore):
+                atomic.write_text(ignore, IGNORE_ALL)
         except OSError as exc:
             raise StateError(
                 f"cannot create loop's state folder: {exc.strerror}",
@@ -37,21 +43,69 @@ def state_dir(root: Path, *, create: bool = False) -> Path:
     return folder
 
 
+IGNORE_ALL = "# loop's runtime state: never commit\n*\n"
+
+
+def _ignores_all(ignore: Path) -> bool:
+    try:
+        return "*" in ignore.read_text(errors="replace").split("\n")
+    except OSError:
+        return False
+
+
+_STATE_LIMIT = 16 * 1024 * 1024  # a journal holds one entry; anything bigger is damage
+
+
 def read_json(path: Path) -> Any:
     """Load one state file; a damaged file is a ``StateError`` naming it."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = read_limited(path, _STATE_LIMIT, what="state file")
+        return json.loads(data.decode("utf-8"))
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as exc:
-        raise StateError(
-            f"loop's state file is damaged: {exc}",
-            where=Where(path),
-            hint="`loop doctor` shows loop's state; remove the file if it is not needed",
-        ) from exc
+    except IsADirectoryError as exc:
+        raise damaged_state(path, "it is a folder, not a file") from exc
+    except OSError as exc:
+        raise damaged_state(path, f"it cannot be read: {exc.strerror or exc}") from exc
+    except (ValueError, RecursionError, UnusableInputError) as exc:
+        # ValueError covers bad UTF-8 and bad JSON; RecursionError, JSON nested thousands deep.
+        raise damaged_state(path, _first_line(exc)) from exc
+
+
+def damaged_state(path: Path, what: str) -> StateError:
+    """The error for a state file that cannot be used, with the way out."""
+    return StateError(
+        f"loop's state file is damaged: {what}",
+        where=Where(path),
+        hint="`loop doctor` shows loop's state and `loop doctor --discard` sets damaged "
+        "files aside",
+    )
 
 
 def write_json(path: Path, data: Any) -> None:
     """Write one state file atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic.write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def set_aside(root: Path, path: Path) -> Path | None:
+    """Move a damaged state file into ``state/damaged/`` (kept, out of the way)."""
+    if not path.exists() and not path.is_symlink():
+        return None
+    folder = state_dir(root, create=True) / DAMAGED
+    target = folder / f"{path.name}.{time.strftime('%Y%m%dT%H%M%S')}.{os.getpid()}"
+    try:
+        folder.mkdir(exist_ok=True)
+        os.replace(path, target)
+    except OSError as exc:
+        raise StateError(
+            f"cannot set the damaged state file aside: {exc.strerror or exc}",
+            where=Where(path),
+            hint=f"remove it by hand (rm -r {path})",
+        ) from exc
+    return target
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__

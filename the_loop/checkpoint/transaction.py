@@ -7,9 +7,11 @@ the reset directive.
 Each step is recorded in a journal (``.the-loop/state/checkpoint.json``)
 before and after it runs, and each is idempotent and checkable on disk, so a
 checkpoint killed at any step is finished by the next command that changes
-state (or by ``loop doctor``). When the commit itself fails (a pre-commit hook,
-a missing identity), everything is undone: the tick, the entry and the phase
-mirror; nothing is left half-done.
+state (or by ``loop doctor``). When a step fails before the commit is made (a
+pre-commit hook, a missing identity, a full disk, a read-only file),
+everything is undone: the files it changed get their old bytes back from the
+restore points taken before the first step (``the_loop.checkpoint.restore``),
+and the result is checked; nothing is left half-done.
 """
 
 from __future__ import annotations
@@ -18,80 +20,27 @@ import base64
 import contextlib
 import os
 import secrets
-import shutil
 import signal
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from the_loop.checkpoint import resets
+from the_loop.checkpoint import debris, resets
+from the_loop.checkpoint import restore as restore_points
+from the_loop.checkpoint.journal import STEPS, CommitSpec, Journal, Plan, journal_from_json
 from the_loop.checkpoint.lock import project_lock
 from the_loop.checkpoint.policy import Decision, Reset
-from the_loop.checkpoint.state_dir import read_json, state_dir, write_json
-from the_loop.errors import DagError, GitError, RefusedError, SpecError, StateError
+from the_loop.checkpoint.state_dir import read_json, set_aside, state_dir, write_json
+from the_loop.errors import DagError, GitError, LoopError, RefusedError, SpecError, StateError
 from the_loop.git import repo as gitrepo
-from the_loop.git.commit import DEFAULT_MAX_FILE_BYTES, commit_checkpoint
-from the_loop.git.runner import DEFAULT_TIMEOUT
-from the_loop.io import atomic, clock
+from the_loop.git.commit import commit_checkpoint
+from the_loop.io import clock
 from the_loop.log import execution_log as execlog
-from the_loop.spec.front_matter import parse_front_matter
-from the_loop.tasks import TaskState, read_tasks, set_state
+from the_loop.tasks import TaskState, set_state
+
+__all__ = ["STEPS", "CommitSpec", "Journal", "Outcome", "Plan", "Recovery", "run"]
 
 JOURNAL = "checkpoint.json"
-STEPS = ("tick", "log", "phase", "commit", "reset")
-
-
-@dataclass(frozen=True)
-class CommitSpec:
-    """The commit that ends the checkpoint."""
-
-    message: str
-    stage: str  # all | tracked | paths
-    paths: tuple[str, ...] = ()
-    timeout: float = DEFAULT_TIMEOUT  # seconds for git commit and the user's hooks
-    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
-
-
-@dataclass(frozen=True)
-class Plan:
-    """Everything a checkpoint will do, decided before anything is written."""
-
-    id: str
-    item: str
-    item_dir: str
-    log_path: str
-    entry_text: str
-    summary: str
-    reset: str
-    reset_reason: str
-    tasks_path: str | None = None
-    task_id: str | None = None
-    tick_from: str | None = None  # the checkbox state before the tick
-    tick_to: str | None = None
-    phase: str | None = None
-    log_status: str | None = None
-    transition: tuple[str, str, str] | None = None
-    commit: CommitSpec | None = None
-    session: str | None = None
-    wip: str = ""
-    # Open resets this checkpoint settles, as resets.Supersession fields (the
-    # journal is JSON): closed in the reset step, before the new one is prepared.
-    supersedes: tuple[tuple[str, str, str, str, str], ...] = ()
-
-
-@dataclass
-class Journal:
-    """A plan in progress: which steps are done and how to check or undo them."""
-
-    plan: Plan
-    done: list[str] = field(default_factory=list)
-    appended: dict[str, Any] | None = None
-    log_backup: str | None = None
-    head_before: str | None = None
-    commit_sha: str | None = None
-    committed_files: list[str] = field(default_factory=list)
-    rolling_back: bool = False
 
 
 @dataclass(frozen=True)
@@ -175,6 +124,7 @@ def locked(root: Path) -> Iterator[Recovery | None]:
     repaired by whatever command comes next.
     """
     with project_lock(root):
+        debris.sweep(root)  # temporary files of a command killed mid-write
         yield recover(root)
 
 
@@ -193,13 +143,51 @@ def run(root: Path, plan: PlanSource) -> Outcome | None:
         if chosen.commit is not None:
             _git_precheck(root)
         journal = Journal(chosen, head_before=gitrepo.head_sha(root) if chosen.commit else None)
-        _save(root, journal)
+        journal.restore = restore_points.take(root, chosen)
+        try:
+            _save(root, journal)
+        except BaseException:
+            restore_points.drop(journal.restore)
+            raise
         _fault("journal")
         try:
             return _forward(root, journal)
-        except GitError:
-            _rollback(root, journal)
-            raise
+        except Exception as exc:
+            raise _failed(root, journal, exc) from exc
+
+
+def _failed(root: Path, journal: Journal, exc: Exception) -> Exception:
+    """Undo a checkpoint a step of which failed; the error to raise.
+
+    Before the commit, every change is undone and the step's own error is
+    raised. Once the commit exists nothing can be undone: the journal stays
+    for the next command (or ``loop doctor --repair``) to finish.
+    """
+    plan = journal.plan
+    if _committed(root, journal):
+        what = exc.message if isinstance(exc, LoopError) else f"{type(exc).__name__}: {exc}"
+        return StateError(
+            f"checkpoint {plan.id} of {plan.item} is committed, but its last step failed: {what}",
+            hint="`loop doctor --repair` finishes it once the cause is fixed",
+        )
+    try:
+        notes = _rollback(root, journal)
+    except LoopError as undo:
+        return StateError(
+            f"checkpoint {plan.id} of {plan.item} failed ({_reason(exc)}), and undoing it "
+            f"failed too: {undo.message}",
+            where=undo.where,
+            hint=undo.hint or "fix the cause, then `loop doctor --repair` finishes undoing it",
+        )
+    if isinstance(exc, LoopError):
+        if notes:
+            exc.details = (*exc.details, *notes)
+        return exc
+    return exc
+
+
+def _reason(exc: Exception) -> str:
+    return exc.message if isinstance(exc, LoopError) else f"{type(exc).__name__}: {exc}"
 
 
 def _git_precheck(root: Path) -> None:
@@ -215,14 +203,14 @@ def _git_precheck(root: Path) -> None:
     # a refusal there rolls the tick and the entry back like any failed commit
 
 
-def _forward(root: Path, journal: Journal) -> Outcome:
+def _forward(root: Path, journal: Journal, *, recovering: bool = False) -> Outcome:
     plan = journal.plan
     warnings: list[str] = []
     if "tick" not in journal.done:
         _step_tick(plan)
         _mark(root, journal, "tick")
     if "log" not in journal.done:
-        _step_log(root, journal)
+        _step_log(root, journal, recovering=recovering)
         _mark(root, journal, "log")
     if "phase" not in journal.done:
         _step_phase(root, journal)
@@ -236,7 +224,7 @@ def _forward(root: Path, journal: Journal) -> Outcome:
         record = _step_reset(root, journal)
         _mark(root, journal, "reset")
     _clear(root, journal)
-    digest = journal.appended["digest"] if journal.appended else ""
+    digest = str(journal.appended["digest"]) if journal.appended else ""
     return Outcome(
         id=plan.id,
         item=plan.item,
@@ -261,38 +249,31 @@ def _step_tick(plan: Plan) -> None:
     _fault("tick")
 
 
-def _step_log(root: Path, journal: Journal) -> None:
+def _step_log(root: Path, journal: Journal, *, recovering: bool) -> None:
     plan = journal.plan
     log = Path(plan.log_path)
-    if journal.appended is None:
-        if plan.phase is not None and _phase_changes_log(plan):
-            journal.log_backup = _backup(root, plan.id, log)
-        planned = execlog.plan_append(log, plan.entry_text)
-        journal.appended = _appended_json(planned)
+    fresh = journal.appended is None
+    if fresh:
+        journal.appended = _appended_json(execlog.plan_append(log, plan.entry_text))
         _save(root, journal)
-    planned = _appended_from(journal.appended)
-    state = execlog.entry_state(log, planned)
-    if state == "torn":
-        os.truncate(log, planned.size_before)
-        state = "absent"
-    if state == "absent":
-        if os.environ.get("LOOP_FAULT") == "torn-log":  # crash-test hook: half an append
-            with log.open("ab") as handle:
-                handle.write(planned.data[: len(planned.data) // 2])
-            _fault("torn-log")
-        execlog.apply_append(log, planned)
+    planned = restore_points.appended_from(journal.appended or {})
+    if recovering or not fresh:
+        state = restore_points.log_state(log, planned, journal.restore.get("log"))
+        if state == "present":
+            _fault("log")
+            return
+        if state == "torn":  # exactly the old bytes plus the start of the entry
+            os.truncate(log, planned.size_before)
+        elif state == "moved":  # edited since: plan the entry again; never cut anything
+            planned = execlog.plan_append(log, plan.entry_text)
+            journal.appended = _appended_json(planned)
+            _save(root, journal)
+    if os.environ.get("LOOP_FAULT") == "torn-log":  # crash-test hook: half an append
+        with log.open("ab") as handle:
+            handle.write(planned.data[: len(planned.data) // 2])
+        _fault("torn-log")
+    execlog.apply_append(log, planned)
     _fault("log")
-
-
-def _phase_changes_log(plan: Plan) -> bool:
-
-    head = Path(plan.log_path).read_bytes()[:65536].decode("utf-8", errors="replace")
-    front = parse_front_matter(head, Path(plan.log_path))
-    return (
-        front.get("phase") != plan.phase
-        or plan.transition is not None
-        or (plan.log_status is not None and front.get("status") != plan.log_status)
-    )
 
 
 def _step_phase(root: Path, journal: Journal) -> None:
@@ -316,6 +297,8 @@ def _step_commit(root: Path, journal: Journal) -> tuple[str, list[str]]:
         if existing is not None:
             journal.commit_sha = existing
             return "committed", []
+    # A command killed mid-write left temporary files: never commit them.
+    debris.sweep(root, Path(plan.item_dir).parent)
     outcome = commit_checkpoint(
         root,
         message=plan.commit.message,
@@ -328,6 +311,22 @@ def _step_commit(root: Path, journal: Journal) -> tuple[str, list[str]]:
     journal.committed_files = list(outcome.files)
     _fault("commit")
     return outcome.status, list(outcome.warnings)
+
+
+def _committed(root: Path, journal: Journal) -> bool:
+    """Whether the checkpoint's commit exists (the journal may not have recorded it yet)."""
+    if "commit" in journal.done:
+        return True
+    commit = journal.plan.commit
+    if commit is None:
+        return False
+    try:
+        if gitrepo.find_checkpoint_commit(root, "Loop-Checkpoint", journal.plan.id) is not None:
+            return True
+        moved = journal.head_before != gitrepo.head_sha(root)
+        return moved and _same_message_head(root, commit.message) is not None
+    except GitError:
+        return False
 
 
 def _same_message_head(root: Path, message: str) -> str | None:
@@ -345,7 +344,7 @@ def _step_reset(root: Path, journal: Journal) -> resets.ResetRecord | None:
     resets.skip_superseded(root, plan.session, plan.id)
     if plan.reset == Reset.NONE.value:
         return None
-    digest = journal.appended["digest"] if journal.appended else ""
+    digest = str(journal.appended["digest"]) if journal.appended else ""
     record = resets.prepare(
         root,
         item=plan.item,
@@ -368,8 +367,7 @@ def _journal_path(root: Path) -> Path:
 
 
 def _save(root: Path, journal: Journal) -> None:
-    data = asdict(journal)
-    write_json(_journal_path(root), data)
+    write_json(_journal_path(root), journal.to_json())
 
 
 def _mark(root: Path, journal: Journal, step: str) -> None:
@@ -379,61 +377,25 @@ def _mark(root: Path, journal: Journal, step: str) -> None:
 
 def _clear(root: Path, journal: Journal) -> None:
     _journal_path(root).unlink(missing_ok=True)
-    if journal.log_backup:
-        Path(journal.log_backup).unlink(missing_ok=True)
+    restore_points.drop(journal.restore)
 
 
 def _load(root: Path) -> Journal | None:
-    data = read_json(state_dir(root) / JOURNAL)
-    if data is None:
+    path = state_dir(root) / JOURNAL
+    data = read_json(path)
+    if data is None and not path.exists():
         return None
-    try:
-        plan_data = dict(data["plan"])
-        commit = plan_data.get("commit")
-        plan_data["commit"] = (
-            CommitSpec(
-                commit["message"],
-                commit["stage"],
-                tuple(commit["paths"]),
-                float(commit.get("timeout", DEFAULT_TIMEOUT)),
-                int(commit.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES)),
-            )
-            if commit
-            else None
-        )
-        if plan_data.get("transition"):
-            plan_data["transition"] = tuple(plan_data["transition"])
-        plan_data["supersedes"] = tuple(tuple(row) for row in plan_data.get("supersedes", ()))
-        plan = Plan(**plan_data)
-        rest = {k: v for k, v in data.items() if k != "plan"}
-        return Journal(plan, **rest)
-    except (KeyError, TypeError) as exc:
-        raise StateError(
-            f"the checkpoint journal is damaged: {exc}",
-            hint="`loop doctor` shows it",
-        ) from exc
+    return journal_from_json(data, path)  # a file holding `null` is damaged, not absent
 
 
-def _appended_json(planned: execlog.Appended) -> dict[str, Any]:
-    data = asdict(planned)
-    data["data"] = base64.b64encode(planned.data).decode("ascii")
-    return data
-
-
-def _appended_from(data: dict[str, Any]) -> execlog.Appended:
-    return execlog.Appended(
-        offset=data["offset"],
-        data=base64.b64decode(data["data"]),
-        digest=data["digest"],
-        size_before=data["size_before"],
-        fast=data["fast"],
-    )
-
-
-def _backup(root: Path, checkpoint_id: str, log: Path) -> str:
-    target = state_dir(root, create=True) / f"{checkpoint_id}.log.orig"
-    shutil.copyfile(log, target)
-    return str(target)
+def _appended_json(planned: execlog.Appended) -> dict[str, object]:
+    return {
+        "offset": planned.offset,
+        "data": base64.b64encode(planned.data).decode("ascii"),
+        "digest": planned.digest,
+        "size_before": planned.size_before,
+        "fast": planned.fast,
+    }
 
 
 def pending(root: Path) -> Journal | None:
@@ -481,46 +443,69 @@ def recover(root: Path) -> Recovery | None:
 def _recover(root: Path) -> Recovery | None:
     journal = _load(root)
     if journal is None:
+        # Copies taken by a checkpoint killed before its journal was written.
+        for stray in state_dir(root).glob("*.orig"):
+            stray.unlink(missing_ok=True)
         return None
     plan = journal.plan
     remaining = tuple(s for s in STEPS if s not in journal.done)
     if journal.rolling_back:
-        _rollback(root, journal)
-        return Recovery(plan.id, plan.item, "rolled back", remaining)
+        notes = _rollback(root, journal)
+        return Recovery(plan.id, plan.item, "rolled back", remaining, "; ".join(notes))
     try:
-        outcome = _forward(root, journal)
-    except GitError as exc:
-        _rollback(root, journal)
-        detail = f"its commit failed: {exc.message}"
-        return Recovery(plan.id, plan.item, "rolled back", remaining, detail)
+        outcome = _forward(root, journal, recovering=True)
     except (DagError, SpecError) as exc:
         # The files moved on (a task renumbered, tasks.md rewritten): name the
         # stuck checkpoint and the way out, instead of wedging every command.
         raise StateError(
             f"checkpoint {plan.id} of {plan.item} was interrupted and cannot be finished: "
             f"{exc.message}",
-            hint="`loop doctor --discard` drops it (the steps it already did stay)",
+            hint="`loop doctor --discard` undoes what it did (a file changed since is left "
+            "as it is)",
         ) from exc
+    except Exception as exc:
+        if _committed(root, journal):
+            raise _failed(root, journal, exc) from exc
+        try:
+            notes = _rollback(root, journal)
+        except LoopError as undo:
+            raise StateError(
+                f"checkpoint {plan.id} of {plan.item} was interrupted; finishing it failed "
+                f"({_reason(exc)}) and so did undoing it: {undo.message}",
+                where=undo.where,
+                hint=undo.hint or "fix the cause, then `loop doctor --repair`",
+            ) from exc
+        what = "its commit failed" if isinstance(exc, GitError) else "finishing it failed"
+        detail = "; ".join([f"{what}: {_reason(exc)}", *notes])
+        return Recovery(plan.id, plan.item, "rolled back", remaining, detail)
     return Recovery(plan.id, plan.item, "completed", remaining, outcome=outcome)
 
 
-def _rollback(root: Path, journal: Journal) -> None:
-    """Undo every step of a checkpoint whose commit did not happen."""
+def _rollback(root: Path, journal: Journal, *, others: str = "keep") -> list[str]:
+    """Undo every step of a checkpoint whose commit did not happen; notes for the user."""
     journal.rolling_back = True
     _save(root, journal)
+    if journal.restore:
+        notes = restore_points.undo(root, journal, others=others)
+    else:
+        notes = _legacy_rollback(journal)
+    _clear(root, journal)
+    return notes
+
+
+def _legacy_rollback(journal: Journal) -> list[str]:
+    """Undo a checkpoint journaled by an older loop (no restore points): line-local."""
     plan = journal.plan
     log = Path(plan.log_path)
-    if journal.log_backup and Path(journal.log_backup).is_file():
-        atomic.write_bytes(log, Path(journal.log_backup).read_bytes())
-    elif journal.appended is not None:
-        planned = _appended_from(journal.appended)
-        if execlog.entry_state(log, planned) != "absent":
+    if journal.appended is not None and log.is_file():
+        planned = restore_points.appended_from(journal.appended)
+        state = restore_points.log_state(log, planned, None)
+        if state in ("present", "torn"):
             execlog.remove_entry(log, planned)
     if plan.tasks_path and plan.task_id and plan.tick_from:
-        tasks_path = Path(plan.tasks_path)
-        if any(t.id == plan.task_id for t in read_tasks(tasks_path).tasks):
-            set_state(tasks_path, plan.task_id, TaskState(plan.tick_from))
-    _clear(root, journal)
+        with contextlib.suppress(DagError):
+            set_state(Path(plan.tasks_path), plan.task_id, TaskState(plan.tick_from))
+    return []
 
 
 def _fault(step: str) -> None:
@@ -533,12 +518,32 @@ def _fault(step: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def discard(root: Path) -> Journal | None:
-    """Drop an interrupted checkpoint's journal (what it already did stays)."""
-    journal = _load(root)
-    if journal is not None:
+def discard(root: Path) -> tuple[Journal | None, list[str]]:
+    """Drop an interrupted checkpoint: undo what it did unless it committed.
+
+    A file changed since loop wrote it is left as it is (and named in the
+    notes). A journal too damaged to read is set aside in the state folder.
+    """
+    path = state_dir(root) / JOURNAL
+    try:
+        journal = _load(root)
+    except StateError:
+        # What it did cannot be known; keep the journal and the file copies it took.
+        kept = [set_aside(root, p) for p in (path, *sorted(state_dir(root).glob("*.orig")))]
+        notes = [f"set aside: {p}" for p in kept if p is not None]
+        if len(notes) > 1:
+            notes.append(
+                "the .orig files hold the work item's files as they were before that "
+                "checkpoint: compare them with `git status` / `git diff`"
+            )
+        return None, notes
+    if journal is None:
+        return None, []
+    if _committed(root, journal):
         _clear(root, journal)
-    return journal
+        return journal, ["its commit was kept"]
+    notes = _rollback(root, journal, others="leave")
+    return journal, notes
 
 
 def refuse_if_pending(root: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
 from dataclasses import dataclass
 from functools import cached_property
@@ -20,6 +21,7 @@ import click
 
 from the_loop import __version__
 from the_loop.cli.handler import guarded
+from the_loop.errors import ExitCode
 
 # name → (module, attribute, help section); listed in `loop --help` in this order,
 # which follows the workflow.
@@ -57,6 +59,10 @@ SECTIONS = (
 )
 
 
+# True when loop runs as its own process (``main``), not inside a test runner.
+_AS_PROCESS = False
+
+
 @dataclass
 class Env:
     """What every command needs to know about how loop was invoked."""
@@ -70,8 +76,11 @@ class Env:
     def root(self) -> Path:
         """The project root (``--repo``, else found from the current folder)."""
         from the_loop.config.project_root import find_project_root
+        from the_loop.io.atomic import confine_writes
 
-        return find_project_root(self.cwd, self.repo_option)
+        root = find_project_root(self.cwd, self.repo_option)
+        confine_writes(root)  # nothing this command writes may land outside the project
+        return root
 
 
 def _crash_dir(ctx: click.Context) -> Path | None:
@@ -103,18 +112,30 @@ class LoopGroup(click.Group):
         return command
 
     def invoke(self, ctx: click.Context) -> Any:
+        from the_loop.io.atomic import write_scope
+
         debug = bool(ctx.params.get("debug"))
         # `loop --json …` or `loop <command> … --json`: errors are JSON as well.
         json_output = bool(ctx.params.get("json_output")) or "--json" in ctx.args
         try:
-            return guarded(
-                lambda: super(LoopGroup, self).invoke(ctx),
-                debug=debug,
-                crash_dir=lambda: _crash_dir(ctx),
-                json_output=json_output,
-            )
-        finally:
-            _report_recoveries()
+            with write_scope():
+                try:
+                    return guarded(
+                        lambda: super(LoopGroup, self).invoke(ctx),
+                        debug=debug,
+                        crash_dir=lambda: _crash_dir(ctx),
+                        json_output=json_output,
+                    )
+                finally:
+                    _report_recoveries()
+                    if _AS_PROCESS:
+                        # The command is over: a Ctrl-C from here on would only turn its
+                        # exit status into death by the signal.
+                        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        except KeyboardInterrupt:
+            # Ctrl-C while an error was being shown or a recovery reported: still 130.
+            click.echo("interrupted", err=True)
+            raise click.exceptions.Exit(int(ExitCode.INTERRUPTED)) from None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         by_section: dict[str, list[tuple[str, str]]] = {s: [] for s in SECTIONS}
@@ -197,5 +218,21 @@ def _report_recoveries() -> None:
 
 
 def main() -> None:
-    """Console-script entry point."""
-    cli(prog_name="loop")
+    """Console-script entry point.
+
+    click would turn a Ctrl-C that lands outside a command (while the command
+    line is parsed) into "Aborted!" and exit 1; loop's contract is exit 130.
+    """
+    global _AS_PROCESS
+    _AS_PROCESS = True
+    try:
+        code = cli.main(prog_name="loop", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("interrupted", err=True)
+        code = int(ExitCode.INTERRUPTED)
+    except click.ClickException as exc:
+        exc.show()
+        code = exc.exit_code
+    except KeyboardInterrupt:
+        code = int(ExitCode.INTERRUPTED)
+    sys.exit(code if isinstance(code, int) else 0)

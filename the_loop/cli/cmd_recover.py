@@ -91,7 +91,10 @@ def abort(
 @click.command()
 @click.option("--repair", is_flag=True, help="Finish (or undo) an interrupted checkpoint.")
 @click.option(
-    "--discard", is_flag=True, help="Drop an interrupted checkpoint that can no longer be finished."
+    "--discard",
+    is_flag=True,
+    help="Drop an interrupted checkpoint (undoing what it did, unless it committed) and set "
+    "damaged state files aside.",
 )
 @json_option
 @click.pass_obj

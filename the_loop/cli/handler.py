@@ -80,6 +80,11 @@ def guarded(
     except OSError as exc:
         _report(file_system_error(exc), debug, json_output)
     except Exception as exc:
+        if _caused_by_interrupt(exc):
+            # Python wraps some exceptions raised while a class is built (a Ctrl-C in
+            # ``__set_name__``, while modules load) in a RuntimeError.
+            click.echo("interrupted", err=True)
+            raise click.exceptions.Exit(int(ExitCode.INTERRUPTED)) from None
         _internal(exc, debug, crash_dir, json_output)
     raise AssertionError("unreachable")  # every except above raises
 
@@ -176,6 +181,17 @@ def _write_crash_report(exc: BaseException, crash_dir: Callable[[], Path | None]
         return path
     except Exception:  # a crash report must never hide the crash it reports
         return None
+
+
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def shown_path(path: Path | str) -> str:

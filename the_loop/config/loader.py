@@ -20,7 +20,7 @@ from the_loop.config import schema
 from the_loop.errors import ConfigError, UnusableInputError, Where
 from the_loop.findings import Finding, Level, failing, sorted_findings
 from the_loop.io import yamlio
-from the_loop.io.textfile import decode_utf8
+from the_loop.io.textfile import CONFIG_LIMIT, decode_utf8, read_limited
 
 CONFIG_DIR = ".the-loop"
 CONFIG_FILE = "config.yaml"
@@ -338,7 +338,7 @@ def _collisions(path: Path, node: Any) -> list[Finding]:
 
 def _read_text(path: Path) -> str:
     try:
-        raw = path.read_bytes()
+        raw = read_limited(path, CONFIG_LIMIT, what="config file")
     except FileNotFoundError:
         raise UnusableInputError(
             "config file not found",

@@ -18,6 +18,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from the_loop.errors import LoopError
 from the_loop.io.atomic import write_text
 from the_loop.io.resources import resource_path
 
@@ -174,6 +175,6 @@ def _cache_add(digest: str) -> None:
             known = []
         known = [*known[-(_CACHE_LIMIT - 1) :], digest]
 
-        write_text(path, "\n".join(known) + "\n")
-    except OSError:
+        write_text(path, "\n".join(known) + "\n", anywhere=True)  # loop's cache, not the project
+    except (OSError, LoopError):
         pass

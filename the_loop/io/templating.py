@@ -6,6 +6,7 @@ keep it off the start-up path of read-only commands.
 
 from __future__ import annotations
 
+import math
 from functools import cache
 from typing import Any
 
@@ -51,15 +52,70 @@ def render(name: str, **context: Any) -> str:
 
 
 def render_string(source: str, *, what: str, **context: Any) -> str:
-    """Render a user-supplied template string (from config) in a sandbox."""
-    import jinja2
-    from jinja2.sandbox import SandboxedEnvironment
+    """Render a user-supplied template string (from config) in a sandbox.
 
-    env = SandboxedEnvironment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    The sandbox has no loader (``include``, ``import`` and ``extends`` find
+    nothing), refuses unsafe attribute access, and bounds ``*`` and ``**``, so a
+    template can neither reach files nor spend minutes computing; every failure
+    is a ``TemplateError``.
+    """
+    import jinja2
+
+    env = _sandbox()
     try:
         return str(env.from_string(source).render(**context))
     except jinja2.TemplateError as exc:
+        reason = f"{type(exc).__name__}: {exc}" if isinstance(exc, jinja2.TemplateNotFound) else exc
         raise TemplateError(
-            f"{what} failed to render: {exc}",
+            f"{what} failed to render: {reason}",
             hint="available names: " + ", ".join(sorted(context)),
         ) from exc
+    except (ArithmeticError, LookupError, TypeError, ValueError, MemoryError) as exc:
+        # Errors of the expression itself ({{ 1/0 }}, {{ "%d" % "x" }}).
+        raise TemplateError(
+            f"{what} failed to render: {type(exc).__name__}: {exc}",
+            hint="available names: " + ", ".join(sorted(context)),
+        ) from exc
+
+
+_MAX_RESULT = 10_000  # characters or digits a bounded * or ** may produce
+
+
+@cache
+def _sandbox() -> Any:
+    import jinja2
+    from jinja2.sandbox import SandboxedEnvironment
+
+    class BoundedSandbox(SandboxedEnvironment):
+        """A sandbox where ``*`` and ``**`` cannot build huge strings or numbers."""
+
+        intercepted_binops = frozenset({"*", "**"})
+
+        def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+            if operator == "**":
+                if _big_power(left, right):
+                    raise jinja2.sandbox.SecurityError("the power is too large")
+                return left**right
+            if _big_product(left, right):
+                raise jinja2.sandbox.SecurityError("the product is too large")
+            return left * right
+
+    return BoundedSandbox(
+        loader=jinja2.DictLoader({}),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+
+
+def _big_power(base: Any, exponent: Any) -> bool:
+    if isinstance(base, (int, float)) and isinstance(exponent, (int, float)):
+        magnitude = abs(float(base)) if abs(base) > 1 else 1.0
+        return exponent > 0 and math.log10(magnitude) * float(exponent) > _MAX_RESULT
+    return False
+
+
+def _big_product(left: Any, right: Any) -> bool:
+    for seq, times in ((left, right), (right, left)):
+        if isinstance(seq, (str, list, tuple)) and isinstance(times, int):
+            return len(seq) * times > _MAX_RESULT
+    return False

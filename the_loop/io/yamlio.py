@@ -48,8 +48,14 @@ def parse(text: str, *, first_line: int = 1) -> tuple[Any, YamlProblem | None]:
     """Load one YAML document; return ``(data, None)`` or ``(None, problem)``.
 
     ``first_line`` is the file line the text starts on (front matter starts on
-    line 2), so problem lines are file lines.
+    line 2), so problem lines are file lines. Documents nested more than
+    ``MAX_DEPTH`` levels, or whose aliases expand to more than ``MAX_VALUES``
+    values (an "alias bomb"), are problems too: every reader downstream would
+    pay for the expansion.
     """
+    deep = _flow_depth_problem(text, first_line)
+    if deep is not None:
+        return None, deep
     try:
         data = round_trip().load(text)
     except DuplicateKeyError as exc:
@@ -58,7 +64,123 @@ def parse(text: str, *, first_line: int = 1) -> tuple[Any, YamlProblem | None]:
         return None, _problem(exc, first_line, None, _marked_hint(exc, text))
     except YAMLError as exc:  # pragma: no cover - unmarked errors are rare
         return None, YamlProblem(f"invalid YAML: {exc}", first_line, None)
-    return data, None
+    except RecursionError:
+        return None, _too_deep(first_line, None)
+    except Exception as exc:  # the YAML library's own failures on odd text
+        # ruamel raises ValueError (a date like 2001-02-30), AssertionError (an
+        # !!omap with a repeated key) and others for text it tokenized fine:
+        # a problem with the text, reported as one.
+        detail = str(exc).strip() or type(exc).__name__
+        return None, YamlProblem(f"cannot be read as YAML: {detail}", first_line, None)
+    return data, _size_problem(data, first_line)
+
+
+MAX_DEPTH = 64  # real config and front matter nest 4 levels at most
+MAX_VALUES = 20_000  # values after every alias is expanded; real files hold under 500
+
+_DEPTH_HINT = "real configuration and front matter nest a few levels; flatten it"
+
+
+def _too_deep(line: int | None, col: int | None) -> YamlProblem:
+    return YamlProblem(f"nested more than {MAX_DEPTH} levels deep", line, col, _DEPTH_HINT)
+
+
+def _flow_depth_problem(text: str, first_line: int) -> YamlProblem | None:
+    """A cheap scan for runaway ``[[[…`` / ``{{{…`` nesting, before the parser recurses.
+
+    Quoted scalars and comments are skipped; brackets inside plain scalars are
+    counted too, which only matters past ``MAX_DEPTH`` of them.
+    """
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return None
+    depth = 0
+    quote = ""
+    for number, line in enumerate(text.split("\n")):
+        index = 0
+        while index < len(line):
+            char = line[index]
+            if quote:
+                if char == "\\" and quote == '"':
+                    index += 1
+                elif char == quote:
+                    quote = ""
+            elif char in "'\"":
+                quote = char
+            elif char == "#" and (index == 0 or line[index - 1] in " \t"):
+                break
+            elif char in "[{":
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return _too_deep(number + first_line, index + 1)
+            elif char in "]}":
+                depth = max(0, depth - 1)
+            index += 1
+    return None
+
+
+def _size_problem(data: Any, first_line: int) -> YamlProblem | None:
+    """Too deep, or too many values once aliases are expanded (counted without expanding)."""
+    sizes: dict[int, int] = {}
+    depth_of: dict[int, int] = {}
+    stack: list[tuple[Any, bool]] = [(data, False)]
+    while stack:
+        node, done = stack.pop()
+        if not isinstance(node, (dict, list)):
+            continue
+        key = id(node)
+        if done:
+            children = _children(node)
+            sizes[key] = 1 + sum(sizes.get(id(c), 1) for c in children)
+            depth_of[key] = 1 + max(
+                (depth_of.get(id(c), 0) for c in children if isinstance(c, (dict, list))),
+                default=0,
+            )
+            if depth_of[key] > MAX_DEPTH:
+                pos = _node_position(node, first_line)
+                return _too_deep(pos[0] if pos else first_line, pos[1] if pos else None)
+            continue
+        if key in sizes:
+            continue
+        if key in depth_of:  # on the current path: an alias that contains itself
+            pos = _node_position(node, first_line)
+            return YamlProblem(
+                "an alias refers to a value that contains it (a recursive alias)",
+                pos[0] if pos else first_line,
+                pos[1] if pos else None,
+                "an alias (*name) may only refer to a value defined before it, outside it",
+            )
+        depth_of[key] = 0
+        stack.append((node, True))
+        stack.extend((c, False) for c in _children(node))
+    total = sizes.get(id(data), 1)
+    if total <= MAX_VALUES:
+        return None
+    line, col = _largest_expansion(data, sizes, first_line)
+    return YamlProblem(
+        f"aliases expand this document to {total} values (loop reads at most {MAX_VALUES})",
+        line,
+        col,
+        "an alias (*name) repeats the anchored value; anchors nested in anchors multiply "
+        "it: write the values out, or remove the aliases",
+    )
+
+
+def _children(node: Any) -> list[Any]:
+    if isinstance(node, dict):
+        return [*node.keys(), *node.values()]
+    return list(node)
+
+
+def _largest_expansion(data: Any, sizes: dict[int, int], first_line: int) -> tuple[int, int | None]:
+    """Where the expansion happens: the deepest value that alone is over the limit."""
+    node = data
+    while True:
+        big = [c for c in _children(node) if sizes.get(id(c), 1) > MAX_VALUES]
+        if not big:
+            break
+        node = big[0]
+    pos = _node_position(node, first_line)
+    return (pos[0], pos[1]) if pos else (first_line, None)
 
 
 def _problem(

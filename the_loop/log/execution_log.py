@@ -24,7 +24,9 @@ from pathlib import Path
 from the_loop.errors import UnusableInputError, Where
 from the_loop.findings import Finding, Level
 from the_loop.io import atomic
-from the_loop.io.fences import closes_fence
+from the_loop.io.textfile import LOG_LIMIT, read_limited
+from the_loop.log.entry_fields import FenceTracker as _Fences
+from the_loop.log.entry_fields import decode
 from the_loop.spec.front_matter import parse_front_matter, update_front_matter
 
 PROGRESS_HEADING = "## Progress entries"
@@ -34,7 +36,6 @@ _ENTRY = re.compile(
     r"(?:\s*(?:UTC|Z))?)\s*(?:[—–]|--?)\s*(?P<summary>.*?)\s*$"
 )
 _FIELD = re.compile(r"^[-*]\s+\*\*(?P<key>[^*\n]+?):?\*\*:?\s*(?P<value>.*)$")
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _KNOWN = {
     "phase": "phase",
     "did": "did",
@@ -98,35 +99,6 @@ def _canonical_key(label: str) -> str:
     return label.strip()
 
 
-class _Fences:
-    """Track fenced code blocks line by line (``` and ~~~, any length ≥ 3).
-
-    ``inside=True`` at the start means "the text begins inside a fence of an
-    unknown kind" (a tail read can start there); such a fence closes at the
-    first fence line.
-    """
-
-    def __init__(self, *, inside: bool = False) -> None:
-        self.marker: str | None = "" if inside else None
-
-    @property
-    def open(self) -> bool:
-        return self.marker is not None
-
-    def feed(self, line: str) -> bool:
-        """True when ``line`` is a fence line or fenced content."""
-        match = _FENCE.match(line)
-        if self.marker is None:
-            if match:
-                self.marker = match.group(1)
-                return True
-            return False
-        # A fence of unknown kind (a tail read began inside it) closes at any fence line.
-        if match and (self.marker == "" or closes_fence(self.marker[0], len(self.marker), line)):
-            self.marker = None
-        return True
-
-
 def _entries(lines: list[str], first_line: int, *, in_fence: bool = False) -> Iterator[LogEntry]:
     """Entries found in ``lines`` (which start at file line ``first_line``)."""
     fences = _Fences(inside=in_fence)
@@ -173,8 +145,9 @@ def _ends_in_fence(lines: list[str]) -> bool:
 
 
 def _entry(head: tuple[str, str, int], fields: dict[str, list[str]]) -> LogEntry:
-    values = {k: _join(v) for k, v in fields.items()}
-    return LogEntry(head[0].strip(), head[1], values, head[2])
+    # Values are data: loop escaped what could have changed the log's structure.
+    values = {k: decode(_join(v)) for k, v in fields.items()}
+    return LogEntry(head[0].strip(), decode(head[1]), values, head[2])
 
 
 def _join(lines: list[str]) -> str:
@@ -212,7 +185,7 @@ def _read_text(path: Path, *, exact: bool = False) -> str:
     """The log's text; ``exact`` keeps undecodable bytes (for offsets and rewrites)."""
     errors = "surrogateescape" if exact else "replace"
     try:
-        return path.read_bytes().decode("utf-8", errors=errors)
+        return read_limited(path, LOG_LIMIT, what="execution log").decode("utf-8", errors=errors)
     except OSError as exc:
         raise UnusableInputError(f"cannot read: {exc.strerror}", where=Where(path)) from exc
 
@@ -411,6 +384,22 @@ def sync_phase(
     being entered. One atomic rewrite; returns whether the file changed.
     """
     text = _read_text(path, exact=True)
+    new_text = phase_synced(text, path, phase, status=status, transition=transition)
+    if new_text == text:
+        return False
+    atomic.write_bytes(path, _encode(new_text))
+    return True
+
+
+def phase_synced(
+    text: str,
+    path: Path,
+    phase: str,
+    *,
+    status: str | None = None,
+    transition: tuple[str, str, str] | None = None,
+) -> str:
+    """``text`` (the log at ``path``) as ``sync_phase`` would leave it; nothing is written."""
     front = parse_front_matter(text, path)
     changes: dict[str, object] = {}
     if front.get("phase") != phase:
@@ -420,10 +409,17 @@ def sync_phase(
     new_text = update_front_matter(text, path, changes) if changes else text
     if transition is not None:
         new_text = record_transition(new_text, phase, *transition)
-    if new_text == text:
-        return False
-    atomic.write_bytes(path, _encode(new_text))
-    return True
+    return new_text
+
+
+def encoded(text: str) -> bytes:
+    """Log text back to the exact bytes it was read from (see ``_read_text(exact=True)``)."""
+    return _encode(text)
+
+
+def decoded(data: bytes) -> str:
+    """Log bytes as text that ``encoded`` turns back into the same bytes."""
+    return data.decode("utf-8", "surrogateescape")
 
 
 def record_transition(text: str, phase: str, entered: str, by: str, notes: str) -> str:

@@ -23,6 +23,7 @@ FENCE = "---"
 _INLINE_COMMENT = re.compile(
     r"^(?P<head>(?P<key>[ \t]*[^#\s][^:#\n]*):[^#\n]*?\S)(?P<gap>[ \t]+)(?P<comment>#.*)$"
 )
+FRONT_MATTER_LIMIT = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,17 @@ def parse_front_matter(text: str, path: Path) -> FrontMatter:
         )
         return FrontMatter(path, None, {}, True, 2, 1, 0, (finding,))
     block = text[yaml_start : _line_start(text, yaml_start, close_index - 1)]
+    if len(block) > FRONT_MATTER_LIMIT:
+        finding = Finding(
+            Level.ERROR,
+            "frontmatter.too-large",
+            f"front matter is {len(block) // 1024} KiB; loop reads front matter up to "
+            f"{FRONT_MATTER_LIMIT // 1024} KiB",
+            Where(path, 2),
+            hint="front matter holds a few keys (type, status, approvedBy, overrides); "
+            "move the rest into the body",
+        )
+        return FrontMatter(path, None, {}, True, 2, close_index + 1, body, (finding,))
     node, problem = yamlio.parse(block, first_line=2)
     if problem is not None:
         where = Where(path, problem.line, problem.col)

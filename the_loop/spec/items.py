@@ -19,7 +19,7 @@ from pathlib import Path
 from the_loop.config.loader import OverrideSource
 from the_loop.errors import UnusableInputError, UsageError, Where
 from the_loop.findings import Finding, Level
-from the_loop.io.textfile import decode_utf8
+from the_loop.io.textfile import SPEC_LIMIT, decode_utf8, read_limited
 from the_loop.spec.front_matter import FrontMatter, parse_front_matter
 
 ARTIFACT_FILES = {
@@ -235,7 +235,7 @@ def load_item(folder: Path, spec_root: Path) -> WorkItem:
 def read_text(path: Path) -> str:
     """A spec file's text; ``UnusableInputError`` with a line when it is not UTF-8."""
     try:
-        raw = path.read_bytes()
+        raw = read_limited(path, SPEC_LIMIT, what="spec file")
     except OSError as exc:
         raise UnusableInputError(f"cannot read: {exc.strerror}", where=Where(path)) from exc
     return decode_utf8(raw, path)

@@ -73,6 +73,7 @@ from typing import Literal
 from the_loop.errors import UnusableInputError, Where
 from the_loop.findings import Finding, Level, sorted_findings
 from the_loop.io.fences import closes_fence, open_fence
+from the_loop.io.textfile import SPEC_LIMIT, read_limited
 
 Kind = Literal["requirements", "bugfix"]
 
@@ -155,7 +156,7 @@ def read_requirements(path: Path) -> RequirementSet:
     ``UnusableInputError``: there is nothing to report findings about.
     """
     try:
-        data = path.read_bytes()
+        data = read_limited(path, SPEC_LIMIT, what="spec file")
     except OSError as e:
         raise UnusableInputError(
             f"cannot read {path.name}: {e.strerror or e}", where=Where(path)

@@ -11,7 +11,9 @@ Grammar (one linear pass over ``\\n``-separated lines; a ``\\r`` before the
   code blocks (three or more ````` or ``~``, closed by a fence of the same
   character at least as long, at any indentation) are not read for tasks; a
   fence that is never closed is a warning. A ``mermaid`` block is handed to
-  ``the_loop.tasks.mermaid``.
+  ``the_loop.tasks.mermaid``. Neither is an HTML comment block: a line that
+  starts with ``<!--`` (up to three spaces in) and does not close it on the
+  same line hides every line up to the one holding ``-->``.
 * A task is a list item at column 0 with a checkbox: ``-``, ``*`` or ``+``,
   then ``[ ]`` (open), ``[x]``/``[X]`` (done) or ``[-]`` (in progress). Any
   other mark is not understood (a warning) and the task is read as open.

@@ -19,7 +19,7 @@ from pathlib import Path
 from the_loop.errors import UnusableInputError, Where
 from the_loop.findings import Level
 from the_loop.io.fences import closes_fence, open_fence
-from the_loop.io.textfile import decode_utf8
+from the_loop.io.textfile import SPEC_LIMIT, decode_utf8, read_limited
 from the_loop.tasks import mermaid
 from the_loop.tasks.assembly import Block, Context, Draft, assemble, has_task_id, lone_field
 from the_loop.tasks.edges import resolve_source
@@ -60,7 +60,7 @@ def read_tasks(path: Path) -> TaskList:
 def read_bytes(path: Path) -> bytes:
     """The bytes of ``path``; ``UnusableInputError`` when it is missing or unreadable."""
     try:
-        return path.read_bytes()
+        return read_limited(path, SPEC_LIMIT, what="spec file")
     except FileNotFoundError as exc:
         raise UnusableInputError(
             f"{path.name} does not exist",
@@ -95,6 +95,7 @@ _BULLET_RE = re.compile(r"(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]+(.*))?$")
 _HEADING_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
 # A heading that is a task: `### T1 — title`, `## Task 3: title` (the word is dropped).
 _HEADING_TASK_RE = re.compile(r"(?=[Tt][0-9])|[Tt]ask[ \t]+(?=[Tt]?[0-9])")
+_COMMENT_OPEN = re.compile(r" {0,3}<!--")  # an HTML block: it ends at the line holding -->
 
 
 @dataclass
@@ -122,6 +123,7 @@ class _Reader:
         self.ordered: int | None = None  # the number the ordered task list showed last
         self.draft: Draft | None = None
         self.fence: _Fence | None = None
+        self.in_comment = False  # inside a multi-line <!-- … --> block
         self.ascii = text.isascii()
         self.last_char = 0
         self.last_byte = 0
@@ -139,7 +141,8 @@ class _Reader:
             raw = lines[index]
             # The template's `  - _Key:_ value` lines are most of a large file:
             # read them here, without the general dispatch.
-            quick = quick_field(raw) if self.draft is not None and self.fence is None else None
+            live = self.draft is not None and self.fence is None and not self.in_comment
+            quick = quick_field(raw) if live else None
             if quick is not None:
                 self._field_line(quick, index + 1)
             else:
@@ -153,6 +156,15 @@ class _Reader:
     def _line(self, line: str, no: int, pos: int) -> None:
         if self.fence is not None:
             self._fenced(line, no)
+            return
+        if self.in_comment:
+            # Commented-out text (a template's example tasks) is not live.
+            self.in_comment = "-->" not in line
+            return
+        if _COMMENT_OPEN.match(line) and "-->" not in line[line.index("<!--") + 4 :]:
+            if line[0] not in " \t":
+                self._finish()  # like any other column-0 line
+            self.in_comment = True
             return
         body = line.strip()
         if not body:

@@ -78,7 +78,7 @@ def _ensure_dir(root: Path, path: Path, dry_run: bool) -> Step:
     if path.is_dir():
         return Step(_rel(root, path, folder=True), "skipped", "exists")
     if not dry_run:
-        path.mkdir(parents=True, exist_ok=True)
+        atomic.make_dirs(path)
     return Step(_rel(root, path, folder=True), "created", "folder")
 
 
@@ -110,7 +110,7 @@ def _config_file(
     chosen = spec_dir or schema.defaults()["workflow"]["specDir"]
     text = render_config(spec_dir=chosen, commit=commit)
     if not dry_run:
-        folder.mkdir(parents=True, exist_ok=True)
+        atomic.make_dirs(folder)
         if not atomic.create_exclusive(path, text):
             return Step(rel, "skipped", "appeared meanwhile (not overwritten)"), chosen
     return Step(rel, "created", "from the template, with the schema defaults"), chosen
@@ -124,7 +124,7 @@ def _schema_copy(root: Path, folder: Path, dry_run: bool) -> Step:
         return Step(_rel(root, path), "skipped", "up to date")
     action = "updated" if path.exists() else "created"
     if not dry_run:
-        folder.mkdir(parents=True, exist_ok=True)
+        atomic.make_dirs(folder)
         atomic.write_bytes(path, data)
     return Step(_rel(root, path), action, "schema copy for editors")
 
@@ -141,7 +141,7 @@ def _gitignore(root: Path, folder: Path, dry_run: bool) -> Step:
             rel, "needs-attention", f"add the line `{wanted}`: loop's runtime state is not for git"
         )
     if not dry_run:
-        folder.mkdir(parents=True, exist_ok=True)
+        atomic.make_dirs(folder)
         atomic.create_exclusive(
             path, f"# loop's runtime state (locks, journal, resets)\n{wanted}\n"
         )

@@ -93,9 +93,12 @@ def new_item(
                 f"{folder} already exists",
                 hint="pick another --id or title, or `loop work-on` the existing item",
             )
-        project.spec_root.mkdir(parents=True, exist_ok=True)
+        atomic.make_dirs(project.spec_root)
         # Build the folder aside and rename it into place: the item appears whole or not at all.
-        staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=project.spec_root))
+        try:
+            staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=project.spec_root))
+        except OSError as exc:
+            raise atomic.write_error(folder, exc, "nothing was created") from exc
         try:
             names = []
             for kind in (first, "execution-log"):
@@ -117,6 +120,9 @@ def new_item(
                 names.append(ARTIFACT_FILES[kind])
             os.chmod(staging, 0o755)
             os.rename(staging, folder)
+        except OSError as exc:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise atomic.write_error(folder, exc, "nothing was created") from exc
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
@@ -145,7 +151,11 @@ def promote(project: Project, draft_ref: str, new_id: str, *, cwd: Path) -> Crea
             if new_text != text:
                 atomic.write_text(path, new_text)
                 changed.append(path)
-        os.rename(folder, target)  # atomic on one filesystem: the item moves in one step
+        atomic.landing_place(target)
+        try:
+            os.rename(folder, target)  # atomic on one filesystem: the item moves in one step
+        except OSError as exc:
+            raise atomic.write_error(target, exc, f"{folder.name} keeps its name") from exc
 
         rename_item(project.root, folder.name, new_name)
     return Created(new_name, target, tuple(target / p.name for p in changed))

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from the_loop.io.child_process import run_bounded
 from the_loop.errors import RefusedError, Where
 from the_loop.findings import Finding, Level
 from the_loop.tasks import Task, test_command
@@ -173,20 +174,19 @@ def plan_test(report: ItemReport, task: Task) -> TestRun:
 
 
 def run_test(run: TestRun) -> Verification:
-    """Run a planned test with its timeout; its output is captured, never shown live."""
+    """Run a planned test with its timeout; its output is captured, never shown live.
+
+    The test runs in its own process group: at the timeout the whole group is
+    stopped (a test's children too), and a background job the test leaves
+    behind holding the output pipe is never waited for.
+    """
     try:
-        done = subprocess.run(
-            run.argv,
-            cwd=run.cwd,
-            capture_output=True,
-            text=True,
-            timeout=run.timeout,
-            check=False,
-        )
+        ran = run_bounded(run.argv, cwd=run.cwd, timeout=run.timeout)
     except FileNotFoundError:
         return Verification(run.argv, 127, f"{run.argv[0]}: command not found", shown=run.shown)
-    except subprocess.TimeoutExpired as exc:
-        out = exc.stdout if isinstance(exc.stdout, str) else ""
-        return Verification(run.argv, None, out[-_OUTPUT_TAIL:], True, shown=run.shown)
-    output = (done.stdout + done.stderr)[-_OUTPUT_TAIL:]
-    return Verification(run.argv, done.returncode, output, shown=run.shown)
+    except PermissionError:
+        return Verification(run.argv, 126, f"{run.argv[0]}: permission denied", shown=run.shown)
+    output = ran.output[-_OUTPUT_TAIL:]
+    if ran.timed_out:
+        return Verification(run.argv, None, output, True, shown=run.shown)
+    return Verification(run.argv, ran.returncode, output, shown=run.shown)
