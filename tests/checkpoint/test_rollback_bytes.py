@@ -82,6 +82,11 @@ def test_hook_that_edits_the_log_then_fails_loses_no_committed_text(project: Pat
     assert b"retries (formatted)" in kept[0].read_bytes()
     assert "execution-log.md had been changed after loop wrote it" in failed.stderr
     assert task_states(project)["1"] is TaskState.OPEN
+    doctor = run(project, "doctor")
+    assert doctor.exit_code == 0  # a kept copy is information, not a problem
+    assert f"kept: {kept[0]}, a version written during a checkpoint that was undone" in (
+        doctor.stdout
+    )
 
 
 def test_hook_that_truncates_the_log_then_fails_is_restored(project: Path) -> None:

@@ -36,6 +36,7 @@ class DoctorReport:
     stray: list[Path] = field(default_factory=list)
     damaged: list[str] = field(default_factory=list)  # "path: what is wrong"
     set_aside: list[Path] = field(default_factory=list)
+    kept: list[Path] = field(default_factory=list)  # versions an undone checkpoint kept
     failed: list[str] = field(default_factory=list)  # a repair or discard that did not work
 
     @property
@@ -73,6 +74,7 @@ class DoctorReport:
             "discardNotes": list(self.discard_notes),
             "damaged": list(self.damaged),
             "setAside": [str(p) for p in self.set_aside],
+            "kept": [str(p) for p in self.kept],
             "failed": list(self.failed),
         }
 
@@ -115,6 +117,11 @@ class DoctorReport:
             )
         for path in self.stray:
             out.append(f"stray file from an old checkpoint: {path} (safe to delete)")
+        for path in self.kept:
+            out.append(
+                f"kept: {path}, a version written during a checkpoint that was undone "
+                "(compare it with the file; delete it when done)"
+            )
         return out
 
 
@@ -165,6 +172,7 @@ def _inspect(root: Path, report: DoctorReport) -> None:
     folder = state_dir(root)
     if folder.is_dir() and not (folder / checkpoint.JOURNAL).exists():
         report.stray = sorted(folder.glob("*.orig"))
+    report.kept = sorted((folder / "kept").glob("*")) if (folder / "kept").is_dir() else []
 
 
 def _text(exc: LoopError, *, hint: bool = True) -> str:
