@@ -13,7 +13,7 @@ from pathlib import Path
 from the_loop.checkpoint import resets
 from the_loop.checkpoint.policy import Decision, context_line
 from the_loop.checkpoint.transaction import CommitSpec, Plan, new_id, wip_text
-from the_loop.errors import ConfigError, TemplateError, UsageError
+from the_loop.errors import ConfigError, TemplateError
 from the_loop.io import atomic, clock
 from the_loop.io.templating import render, render_string
 from the_loop.log import entry_fields

@@ -453,6 +453,8 @@ def history(root: Path, item: str | None = None) -> list[dict[str, object]]:
 def skipped_count(root: Path, item: str) -> int:
     """How many of ``item``'s resets were skipped (the session went on without them)."""
     return sum(1 for data in history(root, item) if data.get("state") == "skipped")
+
+
 def append_history(root: Path, record: ResetRecord) -> None:
     """Add a closed record to ``history.jsonl`` (one JSON object per line)."""
     path = _folder(root, create=True) / HISTORY

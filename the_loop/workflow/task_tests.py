@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import re
 import shlex
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from the_loop.io.child_process import run_bounded
 from the_loop.errors import RefusedError, Where
 from the_loop.findings import Finding, Level
+from the_loop.io.child_process import run_bounded
 from the_loop.tasks import Task, test_command
 from the_loop.tasks.values import test_text
 
