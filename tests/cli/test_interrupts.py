@@ -198,7 +198,8 @@ def test_ctrl_c_while_a_verify_test_runs_exits_130_and_stops_the_test(
         tmp_path / "p",
         tasks=(Spec("1", "slow test", test=f"sh -c '{script}'"),),
     )
-    args = ("task", "done", "7", "1", "--verify", "--did", "x", "--next", NEXT)
+    review = "review the work: `loop work-on issue-7`"  # the only task: review comes next
+    args = ("task", "done", "7", "1", "--verify", "--did", "x", "--next", review)
 
     done = interrupted(root, args, site, 1.5)
 

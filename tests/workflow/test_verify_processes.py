@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers.project import NEXT, Spec, entries_for, project_copy, run, task_states
+from helpers.project import Spec, entries_for, project_copy, run, task_states
 
 from the_loop.tasks import TaskState
 
@@ -55,7 +55,8 @@ def verify_project(
     )
 
 
-DONE = ("task", "done", "7", "1", "--verify", "--did", "x", "--next", NEXT)
+REVIEW = "review the work: `loop work-on issue-7`"  # the only task: review comes next
+DONE = ("task", "done", "7", "1", "--verify", "--did", "x", "--next", REVIEW)
 
 
 def test_a_background_job_does_not_make_loop_wait(

@@ -436,14 +436,15 @@ def history(root: Path, item: str | None = None) -> list[dict[str, object]]:
     """Resolved resets (of ``item``, or all), oldest first; damaged lines are skipped."""
     path = _folder(root) / HISTORY
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        # damaged bytes are skipped like any line that is not a record
+        lines = path.read_bytes().decode("utf-8", errors="replace").splitlines()
     except FileNotFoundError:
         return []
     found = []
     for line in lines:
         try:
             data = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # a damaged line is not a record
             continue
         if isinstance(data, dict) and (item is None or data.get("item") == item):
             found.append(data)

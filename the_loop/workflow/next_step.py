@@ -57,14 +57,13 @@ def is_filler(text: str, vocabulary: frozenset[str] = _FILLER) -> bool:
 
 
 def concrete_did(text: str) -> str:
-    """``text`` with its whitespace tidied, or ``UsageError`` when it says nothing."""
-    cleaned = " ".join(text.split())
-    if is_filler(cleaned, _EMPTY):
+    """``text`` as given (the log keeps it exactly), or ``UsageError`` when it says nothing."""
+    if is_filler(" ".join(text.split()), _EMPTY):
         raise UsageError(
             f"--did must say what was done, got {text!r}",
             hint='e.g. --did "added PollState.retry_budget and its unit test"',
         )
-    return cleaned
+    return text
 
 
 def concrete_next(text: str, report: ItemReport, *, finishing: str | None = None) -> str:
