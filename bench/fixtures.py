@@ -50,6 +50,8 @@ def env(out: Path, source: Path = SOURCE, **extra: str) -> dict[str, str]:
     even where another loop is installed. Git reads a config file of the bench's
     own (identity, no signing) instead of the user's; loop's config-validation
     cache goes to ``OUT/xdg-cache`` so that it starts empty and stays the bench's.
+    Bytecode is written (``PYTHONDONTWRITEBYTECODE`` is dropped), as for an installed
+    loop.
     """
     gitconfig = out / "gitconfig"
     if not gitconfig.is_file():
@@ -59,7 +61,16 @@ def env(out: Path, source: Path = SOURCE, **extra: str) -> dict[str, str]:
             "[commit]\n\tgpgsign = false\n[init]\n\tdefaultBranch = main\n"
         )
     result = dict(os.environ)
-    for name in ("LOOP_NO_CACHE", "LOOP_SESSION_ID", "GIT_DIR", "GIT_WORK_TREE"):
+    # PYTHONDONTWRITEBYTECODE would make every run compile loop's modules from source:
+    # measure loop as it runs once installed (pip compiles a wheel's modules).
+    drop = (
+        "LOOP_NO_CACHE",
+        "LOOP_SESSION_ID",
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "PYTHONDONTWRITEBYTECODE",
+    )
+    for name in drop:
         result.pop(name, None)
     pythonpath = [str(source), *filter(None, [os.environ.get("PYTHONPATH")])]
     result.update(
