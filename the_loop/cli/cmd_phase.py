@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from the_loop.cli import Env
+from the_loop.cli.app import Env
 from the_loop.cli.directive import SESSION, echo_dry, echo_outcome
 from the_loop.cli.output import dim, emit_json, good, json_option, shown_path, wants_json, warn
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from the_loop.cli import Env
+from the_loop.cli.app import Env
 from the_loop.cli.directive import SESSION, echo_dry, echo_outcome, mark_dispatched
 from the_loop.cli.output import dim, emit_json, good, heading, json_option, wants_json, warn
 from the_loop.errors import UsageError

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
-from the_loop.cli import Env
+from the_loop.cli.app import Env
 from the_loop.cli.handler import shown_path
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level
