@@ -24,19 +24,24 @@ from pathlib import Path
 
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level
-from the_loop.spec.front_matter import parse_front_matter
+from the_loop.spec.front_matter import FrontMatter, parse_front_matter
 from the_loop.spec.items import CHAIN, Artifact, WorkItem
 
-_CHECKBOX = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)\[[ xX\-]\]", re.MULTILINE)
+# A ticked or started checkbox; an open one ([ ]) is already in normal form.
+_CHECKED = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)\[[xX\-]\]", re.MULTILINE)
 _PREFIX = "sha256:"
 
 
-def body_hash(text: str, path: Path) -> str:
-    """The lock hash of an artifact: its body, line endings and checkboxes normalized."""
-    front = parse_front_matter(text, path)
+def body_hash(text: str, path: Path, front: FrontMatter | None = None) -> str:
+    """The lock hash of an artifact: its body, line endings and checkboxes normalized.
+
+    ``front`` is the front matter already read from ``text``, if the caller has it.
+    """
+    if front is None:
+        front = parse_front_matter(text, path)
     body = text[front.body_offset :] if front.present and not front.findings else text
     body = body.replace("\r\n", "\n")
-    body = _CHECKBOX.sub(lambda m: m.group(1) + "[ ]", body)
+    body = _CHECKED.sub(r"\1[ ]", body)
     return _PREFIX + hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
 
 
@@ -102,7 +107,7 @@ def locks(item: WorkItem) -> dict[str, Lock]:
 
 def _current_hash(art: Artifact) -> str | None:
     # An unreadable file has no text (the item reader reports it) and no hash.
-    return body_hash(art.text, art.path) if art.text is not None else None
+    return body_hash(art.text, art.path, art.front) if art.text is not None else None
 
 
 def _recorded(art: Artifact) -> tuple[str | None, dict[str, str]]:

@@ -93,11 +93,16 @@ class WorkItem:
         sources = []
         for kind in CHAIN:
             art = self.artifact(kind)
-            if art.front is None or not isinstance(art.front.node, dict):
+            front = art.front
+            if front is None or not isinstance(front.node, dict):
                 continue
-            node = art.front.node.get("overrides")
+            node = front.node.get("overrides")
+            if node and not front.positioned and art.text is not None:
+                # Config errors point at file:line: load the block with positions.
+                front = parse_front_matter(art.text, art.path, round_trip=True)
+                node = front.node.get("overrides") if isinstance(front.node, dict) else None
             if node is not None:
-                sources.append(OverrideSource(art.path, node, art.front.first_line))
+                sources.append(OverrideSource(art.path, node, front.first_line))
         return sources
 
 
