@@ -167,7 +167,7 @@ def _quoted(text: str) -> tuple[str, str]:
     """A quoted scalar at the start of ``text`` and what follows it."""
     if text[0] == '"':
         return _double_quoted(text)
-    value = []
+    value: list[str] = []
     at = 1
     while True:
         end = text.find("'", at)
@@ -182,7 +182,7 @@ def _quoted(text: str) -> tuple[str, str]:
 
 
 def _double_quoted(text: str) -> tuple[str, str]:
-    value = []
+    value: list[str] = []
     at = 1
     while at < len(text):
         ch = text[at]
