@@ -1,9 +1,7 @@
-"""loop's runtime state folder, ``.the-loop/state/``: never committed.
+"""Reading and writing loop's state files in ``.the-loop/state/``.
 
-It holds the repository lock, the checkpoint journal and reset records. The
-folder carries its own ``.gitignore`` (``*``) so that a checkpoint commit with
-``git add -A`` never picks it up, even in a project where ``loop init`` never
-ran.
+The folder itself (and its ``.gitignore``) is ``the_loop.config.state_folder``'s,
+re-exported here for the checkpoint modules.
 """
 
 from __future__ import annotations
@@ -12,29 +10,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from the_loop.config.loader import CONFIG_DIR
+from the_loop.config.state_folder import STATE, state_dir
 from the_loop.errors import StateError, Where
 from the_loop.io import atomic
 
-STATE = "state"
-
-
-def state_dir(root: Path, *, create: bool = False) -> Path:
-    """The state folder of the project at ``root`` (created on request)."""
-    folder = root / CONFIG_DIR / STATE
-    if create and not folder.is_dir():
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            ignore = folder / ".gitignore"
-            if not ignore.exists():
-                atomic.write_text(ignore, "# loop's runtime state: never commit\n*\n")
-        except OSError as exc:
-            raise StateError(
-                f"cannot create loop's state folder: {exc.strerror}",
-                where=Where(folder),
-                hint="commands that change state need a writable project folder",
-            ) from exc
-    return folder
+__all__ = ["STATE", "read_json", "state_dir", "write_json"]
 
 
 def read_json(path: Path) -> Any:

@@ -135,8 +135,15 @@ class LoopGroup(click.Group):
 )
 @click.option("--json", "json_output", is_flag=True, help="Print results as JSON.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Read every file afresh, without loop's parse cache (also: LOOP_NO_CACHE=1).",
+)
 @click.pass_context
-def cli(ctx: click.Context, repo: Path | None, json_output: bool, debug: bool) -> None:
+def cli(
+    ctx: click.Context, repo: Path | None, json_output: bool, debug: bool, no_cache: bool
+) -> None:
     """loop keeps an AI coding agent's work on a spec, one checkpoint at a time.
 
     A work item moves through requirements, design and tasks (each approved
@@ -147,6 +154,9 @@ def cli(ctx: click.Context, repo: Path | None, json_output: bool, debug: bool) -
 
     Start with `loop init`, then `loop new "<title>"` and `loop work-on <id>`.
     """
+    from the_loop.io import content_cache
+
+    content_cache.switch_off(no_cache)  # per invocation: tests run many in one process
     ctx.obj = Env(cwd=Path.cwd(), repo_option=repo, json=json_output, debug=debug)
 
 

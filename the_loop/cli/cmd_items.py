@@ -29,6 +29,12 @@ if TYPE_CHECKING:
 
 ITEM = click.argument("item_ref", metavar="ID", required=False)
 ALL = click.option("--all", "all_items", is_flag=True, help="Every work item.")
+FULL = click.option(
+    "--full",
+    is_flag=True,
+    help="With --json: every list in full (by default each holds at most 20 items "
+    "beside its count).",
+)
 
 
 def reports(env: Env, item_ref: str | None, all_items: bool) -> list[ItemReport]:
@@ -49,18 +55,22 @@ def reports(env: Env, item_ref: str | None, all_items: bool) -> list[ItemReport]
 @ITEM
 @ALL
 @json_option
+@FULL
 @click.pass_obj
-def status(env: Env, item_ref: str | None, all_items: bool, json_output: bool) -> None:
+def status(env: Env, item_ref: str | None, all_items: bool, json_output: bool, full: bool) -> None:
     """Where a work item stands: phase, artifacts, tasks, the next action.
 
     The phase is shown as the artifacts imply it and as execution-log.md
     records it; a disagreement is flagged (loop check explains it).
     """
+    from the_loop.workflow.answer_limits import LIST_LIMIT
     from the_loop.workflow.status import item_status
 
     views = [item_status(r) for r in reports(env, item_ref, all_items)]
     if wants_json(env, json_output):
-        emit_json([v.to_json() for v in views] if all_items else views[0].to_json())
+        limit = None if full else LIST_LIMIT
+        answers = [v.to_json(limit) for v in views]
+        emit_json(answers if all_items else answers[0])
         return
     if all_items:
         _status_table(views)
@@ -178,8 +188,9 @@ def _status_table(views: list[ItemStatus]) -> None:
 @click.argument("item_ref", metavar="ID")
 @click.option("--all-ready", is_flag=True, help="Show every ready task, not just the next one.")
 @json_option
+@FULL
 @click.pass_obj
-def next_cmd(env: Env, item_ref: str, all_ready: bool, json_output: bool) -> None:
+def next_cmd(env: Env, item_ref: str, all_ready: bool, json_output: bool, full: bool) -> None:
     """The next ready task, with the requirements it cites.
 
     Ready means open with every dependency done. The choice among ready tasks
@@ -188,11 +199,14 @@ def next_cmd(env: Env, item_ref: str, all_ready: bool, json_output: bool) -> Non
     lowest id. Exit 1 when open tasks remain but none can start, or when the
     task graph has errors.
     """
+    from the_loop.workflow.answer_limits import LIST_LIMIT
     from the_loop.workflow.next_task import next_view
 
     report = reports(env, item_ref, False)[0]
-    view = next_view(report, all_ready=all_ready)
-    if wants_json(env, json_output):
+    as_json = wants_json(env, json_output)
+    limit = LIST_LIMIT if as_json and not full else None
+    view = next_view(report, all_ready=all_ready, limit=limit)
+    if as_json:
         emit_json(view.to_json())
     else:
         click.echo(view.render(), nl=False)

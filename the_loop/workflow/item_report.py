@@ -9,19 +9,26 @@ from __future__ import annotations
 
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.config.loader import PHASES
-from the_loop.dag.analysis import DagReport, analyze
+from the_loop.config.state_folder import project_cache
 from the_loop.errors import LoopError, Where
 from the_loop.findings import Finding, Level, sorted_findings
-from the_loop.log.execution_log import LogEntry, entered_phases, last_entry
 from the_loop.spec.approval import Lock, lock_findings, locks, written_ahead
 from the_loop.spec.items import Artifact, load_item
 from the_loop.spec.phase import PhaseState, phase_findings, phase_state, task_counts
 from the_loop.spec.project import ItemContext, item_context
-from the_loop.spec.requirements import RequirementSet, parse_requirements, read_requirements
-from the_loop.spec.traceability import trace
-from the_loop.tasks import TaskList, TaskState, parse_tasks, read_tasks
+from the_loop.tasks import TaskList, TaskState
+
+if TYPE_CHECKING:
+    from the_loop.dag.analysis import DagReport
+    from the_loop.io.content_cache import ContentCache
+    from the_loop.log.execution_log import LogEntry
+    from the_loop.spec.requirements import RequirementSet
+
+# Parsers, the graph analysis and the log reader are imported where they run:
+# with the parse cache warm, a report needs none of them.
 
 
 class ItemReport:
@@ -37,24 +44,30 @@ class ItemReport:
         return self.item.id
 
     @cached_property
-    def tasks(self) -> TaskList | None:
+    def cache(self) -> ContentCache:
+        """The project's parse cache (one that keeps nothing when it is off)."""
+        return project_cache(self.ctx.project.root)
+
+    @cached_property
+    def _graph(self) -> tuple[TaskList, DagReport] | None:
+        """tasks.md read and its graph analysed: both from the cache while the file is unchanged."""
         art = self.item.artifacts["tasks"]
         if not art.exists:
             return None
-        try:
-            # Reuse the text the item reader already decoded; without it (unreadable)
-            # read again so the precise error becomes the finding.
-            return parse_tasks(art.text, art.path) if art.text is not None else read_tasks(art.path)
-        except LoopError as exc:
-            finding = Finding(Level.ERROR, "tasks.unreadable", exc.message, exc.where, exc.hint)
-            return TaskList(art.path, (), (finding,), "none")
+        if art.text is None:
+            return _analysed(_unreadable_tasks(art.path))
+        text = art.text  # the text the item reader already decoded
+        return self.cache.cached("tasks", art.path, text, lambda: _analysed(_parsed(text, art)))
 
-    @cached_property
+    @property
+    def tasks(self) -> TaskList | None:
+        graph = self._graph
+        return graph[0] if graph is not None else None
+
+    @property
     def dag(self) -> DagReport | None:
-        if self.tasks is None:
-            return None
-
-        return analyze(self.tasks)
+        graph = self._graph
+        return graph[1] if graph is not None else None
 
     @cached_property
     def locks(self) -> dict[str, Lock]:
@@ -66,16 +79,22 @@ class ItemReport:
 
     @cached_property
     def requirements(self) -> RequirementSet | None:
+        from the_loop.spec.requirements import parse_requirements, read_requirements
+
         art = self.item.requirements
         if not art.exists:
             return None
-
-        if art.text is not None:
-            return parse_requirements(art.text, art.path)
-        return read_requirements(art.path)
+        text = art.text
+        if text is None:
+            return read_requirements(art.path)
+        return self.cache.cached(
+            "requirements", art.path, text, lambda: parse_requirements(text, art.path)
+        )
 
     @cached_property
     def last_entry(self) -> LogEntry | None:
+        from the_loop.log.execution_log import last_entry
+
         return last_entry(self.item.artifacts["execution-log"].path)
 
     @cached_property
@@ -126,6 +145,8 @@ class ItemReport:
         ]
 
     def _trace(self) -> list[Finding]:
+        from the_loop.spec.traceability import trace
+
         reqs = self.requirements
         found: list[Finding] = []
         if reqs is not None:
@@ -155,6 +176,7 @@ class ItemReport:
 
     def _transitions_ahead(self, log: Artifact) -> list[Finding]:
         """The log's own transitions table recording a phase later than its ``phase:``."""
+        from the_loop.log.execution_log import entered_phases
 
         recorded = self.phase.recorded
         if recorded not in PHASES or log.text is None:
@@ -190,6 +212,29 @@ def fresh_report(ctx: ItemContext) -> ItemReport:
     """A new report on the item as it is on disk now (files change under a lock)."""
 
     return ItemReport(item_context(ctx.project, load_item(ctx.item.path, ctx.item.spec_root)))
+
+
+def _parsed(text: str, art: Artifact) -> TaskList:
+    from the_loop.tasks import parse_tasks
+
+    return parse_tasks(text, art.path)
+
+
+def _unreadable_tasks(path: Path) -> TaskList:
+    """Read tasks.md again so that the precise reason it is unreadable becomes the finding."""
+    from the_loop.tasks import read_tasks
+
+    try:
+        return read_tasks(path)
+    except LoopError as exc:
+        finding = Finding(Level.ERROR, "tasks.unreadable", exc.message, exc.where, exc.hint)
+        return TaskList(path, (), (finding,), "none")
+
+
+def _analysed(tasks: TaskList) -> tuple[TaskList, DagReport]:
+    from the_loop.dag.analysis import analyze
+
+    return tasks, analyze(tasks)
 
 
 def _first_heading(text: str) -> str | None:

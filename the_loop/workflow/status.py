@@ -11,6 +11,7 @@ from the_loop.log.execution_log import LogEntry
 from the_loop.spec.items import CHAIN
 from the_loop.spec.phase import PhaseState
 from the_loop.tasks import TaskState
+from the_loop.workflow.answer_limits import LIST_LIMIT, capped
 from the_loop.workflow.item_report import ItemReport, relative
 from the_loop.workflow.next_action import Action, next_action
 
@@ -34,19 +35,25 @@ class ItemStatus:
     interrupted_checkpoint: str | None
     finding_counts: dict[str, int]
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self, limit: int | None = LIST_LIMIT) -> dict[str, object]:
+        """The JSON answer; ``ready`` and ``inProgress`` hold at most ``limit`` ids (None: all)."""
+        tasks: dict[str, object] = {
+            "done": self.done,
+            "total": self.total,
+            "ready": capped(self.ready, limit),
+            "readyCount": len(self.ready),
+            "inProgress": capped(self.in_progress, limit),
+            "inProgressCount": len(self.in_progress),
+        }
+        if limit is not None and max(len(self.ready), len(self.in_progress)) > limit:
+            tasks["more"] = f"loop status {self.id} --json --full"
         return {
             "item": self.id,
             "title": self.title,
             "path": self.path,
             "phase": self.phase.to_json(),
             "artifacts": self.artifacts,
-            "tasks": {
-                "done": self.done,
-                "total": self.total,
-                "ready": list(self.ready),
-                "inProgress": list(self.in_progress),
-            },
+            "tasks": tasks,
             "next": self.action.to_json(),
             "resume": (
                 {
