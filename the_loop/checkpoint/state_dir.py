@@ -14,7 +14,18 @@ from the_loop.config.state_folder import STATE, state_dir
 from the_loop.errors import StateError, Where
 from the_loop.io import atomic
 
-__all__ = ["STATE", "read_json", "state_dir", "write_json"]
+__all__ = ["JOURNAL", "STATE", "journal_exists", "read_json", "state_dir", "write_json"]
+
+JOURNAL = "checkpoint.json"  # the checkpoint journal (``transaction`` writes it)
+
+
+def journal_exists(root: Path) -> bool:
+    """Whether a checkpoint journal is on disk: the cheap test before reading it.
+
+    Reports ask this first so that, in the common case, they never import the
+    checkpoint machinery (and git's layer with it).
+    """
+    return (state_dir(root) / JOURNAL).exists()
 
 
 def read_json(path: Path) -> Any:

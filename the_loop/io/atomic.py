@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from pathlib import Path
 
 
@@ -19,7 +18,7 @@ def write_bytes(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` atomically, keeping its permission bits."""
     path = Path(path)
     mode = _mode_of(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _temporary_beside(path)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -47,7 +46,7 @@ def create_exclusive(path: Path, text: str) -> bool:
     is never overwritten.
     """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _temporary_beside(path)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(text.encode("utf-8"))
@@ -100,3 +99,11 @@ def _fsync_dir(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def _temporary_beside(path: Path) -> tuple[int, str]:
+    """A new temporary file in ``path``'s folder: ``(descriptor, name)``."""
+    # tempfile (and the random module it loads) costs start-up time; only writers need it.
+    import tempfile
+
+    return tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

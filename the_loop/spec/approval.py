@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,18 +95,26 @@ class Lock:
         }
 
 
-def locks(item: WorkItem) -> dict[str, Lock]:
-    """The lock state of every artifact in the chain, upstream first."""
+def locks(
+    item: WorkItem, hash_of: Callable[[Artifact], str | None] | None = None
+) -> dict[str, Lock]:
+    """The lock state of every artifact in the chain, upstream first.
+
+    ``hash_of`` gives an artifact's current lock hash (default: ``current_hash``;
+    a report passes one that remembers the hashes of large files).
+    """
+    hash_of = hash_of or current_hash
     result: dict[str, Lock] = {}
     hashes: dict[str, str | None] = {}
     for kind in CHAIN:
         art = item.artifact(kind)
-        hashes[kind] = _current_hash(art)
+        hashes[kind] = hash_of(art)
         result[kind] = _lock(item, art, kind, hashes, result)
     return result
 
 
-def _current_hash(art: Artifact) -> str | None:
+def current_hash(art: Artifact) -> str | None:
+    """The lock hash of ``art`` as it is now (None when it is missing or unreadable)."""
     # An unreadable file has no text (the item reader reports it) and no hash.
     return body_hash(art.text, art.path, art.front) if art.text is not None else None
 

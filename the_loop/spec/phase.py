@@ -58,9 +58,15 @@ def task_counts(tasks: TaskList | None) -> tuple[int, int]:
 
 
 def implied_phase(
-    item: WorkItem, locks: dict[str, Lock], tasks: TaskList | None
+    item: WorkItem,
+    locks: dict[str, Lock],
+    tasks: TaskList | None,
+    counts: tuple[int, int] | None = None,
 ) -> tuple[str, str]:
-    """The phase the artifacts put the item in, and why."""
+    """The phase the artifacts put the item in, and why.
+
+    ``counts`` is ``task_counts(tasks)`` when the caller has it already.
+    """
     brainstorm = locks["brainstorm"]
     requirements = locks["requirements"]
     if not requirements.exists:
@@ -75,7 +81,7 @@ def implied_phase(
             return _ARTIFACT_PHASE[kind], f"{lock.path.name} is not written yet"
         if not lock.locked:
             return _ARTIFACT_PHASE[kind], f"{lock.path.name} is {lock.label}"
-    done, total = task_counts(tasks)
+    done, total = counts if counts is not None else task_counts(tasks)
     if total == 0:
         return "tasks-breakdown", "tasks.md lists no tasks"
     if done < total:
@@ -84,10 +90,14 @@ def implied_phase(
 
 
 def phase_state(
-    item: WorkItem, locks: dict[str, Lock], tasks: TaskList | None, phases: tuple[str, ...] = PHASES
+    item: WorkItem,
+    locks: dict[str, Lock],
+    tasks: TaskList | None,
+    phases: tuple[str, ...] = PHASES,
+    counts: tuple[int, int] | None = None,
 ) -> PhaseState:
     """Compare the implied phase with the log's mirror."""
-    implied, reason = implied_phase(item, locks, tasks)
+    implied, reason = implied_phase(item, locks, tasks, counts)
     log = item.artifacts["execution-log"]
     recorded = log.front.get("phase") if log.exists and log.front else None
     recorded = str(recorded) if recorded is not None else None

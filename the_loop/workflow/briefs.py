@@ -8,8 +8,8 @@ few thousand characters) whatever the length of the log.
 
 from __future__ import annotations
 
-from the_loop.checkpoint import transaction as checkpoint
 from the_loop.checkpoint.resets import open_resets
+from the_loop.checkpoint.state_dir import journal_exists
 from the_loop.io.templating import render
 from the_loop.tasks import TaskState
 from the_loop.workflow.answer_limits import LIST_LIMIT, capped
@@ -179,7 +179,12 @@ def resume_brief(report: ItemReport) -> str:
         read=read,
         resets=open_resets(report.ctx.project.root, report.id),
     )
-    journal = checkpoint.pending(report.ctx.project.root)
+    root = report.ctx.project.root
+    journal = None
+    if journal_exists(root):
+        from the_loop.checkpoint import transaction
+
+        journal = transaction.pending(root)
     if journal is not None:
         # The last entry may be half-written: say so before anything is trusted.
         text = (

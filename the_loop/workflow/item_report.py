@@ -15,7 +15,7 @@ from the_loop.config.loader import PHASES
 from the_loop.config.state_folder import project_cache
 from the_loop.errors import LoopError, Where
 from the_loop.findings import Finding, Level, sorted_findings
-from the_loop.spec.approval import Lock, lock_findings, locks, written_ahead
+from the_loop.spec.approval import Lock, current_hash, lock_findings, locks, written_ahead
 from the_loop.spec.items import Artifact, load_item
 from the_loop.spec.phase import PhaseState, phase_findings, phase_state, task_counts
 from the_loop.spec.project import ItemContext, item_context
@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 
 # Parsers, the graph analysis and the log reader are imported where they run:
 # with the parse cache warm, a report needs none of them.
+
+# Below this many characters a lock hash is computed rather than looked up.
+_CACHED_HASH_SIZE = 64 * 1024
 
 
 class ItemReport:
@@ -71,11 +74,20 @@ class ItemReport:
 
     @cached_property
     def locks(self) -> dict[str, Lock]:
-        return locks(self.item)
+        return locks(self.item, self._lock_hash)
+
+    def _lock_hash(self, art: Artifact) -> str | None:
+        """An artifact's lock hash; a large file's comes from the cache while it is unchanged."""
+        text = art.text
+        if text is None or len(text) < _CACHED_HASH_SIZE:
+            return current_hash(art)  # cheaper to compute than to look up
+        return self.cache.cached("lock-hash", art.path, text, lambda: current_hash(art))
 
     @cached_property
     def phase(self) -> PhaseState:
-        return phase_state(self.item, self.locks, self.tasks, self.config.workflow.phases)
+        return phase_state(
+            self.item, self.locks, self.tasks, self.config.workflow.phases, self.counts
+        )
 
     @cached_property
     def requirements(self) -> RequirementSet | None:
@@ -108,9 +120,11 @@ class ItemReport:
                     return title
         return ""
 
-    @property
+    @cached_property
     def counts(self) -> tuple[int, int]:
-        return task_counts(self.tasks)
+        """``(done, total)`` over distinct task ids, as the graph counts them."""
+        dag = self.dag
+        return (dag.done, dag.total) if dag is not None else task_counts(self.tasks)
 
     def findings(self, *, deep: bool = True) -> list[Finding]:
         """Every finding about the item; ``deep`` adds traceability and log checks."""

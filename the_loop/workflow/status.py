@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from the_loop.checkpoint import resets
-from the_loop.checkpoint import transaction as checkpoint
+from the_loop.checkpoint.state_dir import journal_exists
 from the_loop.findings import counts
 from the_loop.log.execution_log import LogEntry
 from the_loop.spec.items import CHAIN
@@ -82,8 +83,7 @@ def item_status(report: ItemReport) -> ItemStatus:
     artifacts[log.path.name] = {"artifact": log.path.name, "exists": log.exists}
     dag = report.dag
     tasks = report.tasks.tasks if report.tasks else ()
-    journal = checkpoint.pending(root)
-    interrupted = journal.plan.id if journal and journal.plan.item == report.id else None
+    interrupted = interrupted_checkpoint(root, report.id)
     done, total = report.counts
     return ItemStatus(
         id=report.id,
@@ -101,3 +101,13 @@ def item_status(report: ItemReport) -> ItemStatus:
         interrupted_checkpoint=interrupted,
         finding_counts=counts(report.findings()),
     )
+
+
+def interrupted_checkpoint(root: Path, item: str) -> str | None:
+    """The id of an interrupted checkpoint of ``item``, if its journal is on disk."""
+    if not journal_exists(root):
+        return None
+    from the_loop.checkpoint import transaction
+
+    journal = transaction.pending(root)
+    return journal.plan.id if journal and journal.plan.item == item else None
