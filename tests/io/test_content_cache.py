@@ -123,9 +123,9 @@ def test_the_same_content_under_a_new_mtime_still_hits(tmp_path: Path, tasks_md:
     "damage",
     [
         b"",
-        b"LOOPCCH1",
+        b"LOOPCCH2",
         b"not a cache entry at all",
-        b"LOOPCCH1\xff\xff\xff\x7f",  # a header length past the end
+        b"LOOPCCH2\xff\xff\xff\x7f",  # a header length past the end
     ],
 )
 def test_a_damaged_entry_is_ignored_and_replaced(

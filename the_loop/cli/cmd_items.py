@@ -13,6 +13,7 @@ from the_loop.cli.output import (
     dim,
     echo_findings,
     emit_json,
+    emit_json_table,
     good,
     heading,
     json_option,
@@ -279,7 +280,7 @@ def _spec_root(env: Env) -> Path:
 @click.pass_obj
 def graph(env: Env, item_ref: str, fmt: str, json_output: bool) -> None:
     """Draw the task DAG with task states, waves and the critical path."""
-    from the_loop.dag.render import RENDERERS
+    from the_loop.dag.render import RENDERERS, graph_json
 
     report = reports(env, item_ref, False)[0]
     if report.tasks is None or report.dag is None:
@@ -289,20 +290,6 @@ def graph(env: Env, item_ref: str, fmt: str, json_output: bool) -> None:
         )
     dag = report.dag
     if wants_json(env, json_output):
-        emit_json(
-            {
-                "item": report.id,
-                "order": list(dag.order),
-                "ready": list(dag.ready),
-                "waves": [list(w) for w in dag.waves],
-                "criticalPath": list(dag.critical_path),
-                "unschedulable": list(dag.unschedulable),
-                "edges": [[d, t.id] for t in report.tasks.tasks for d in (t.depends_on or ())],
-                "tasks": [
-                    {"id": t.id, "title": t.title, "state": t.state.value, "line": t.line}
-                    for t in report.tasks.tasks
-                ],
-            }
-        )
+        emit_json_table(graph_json(report.id, report.tasks, dag))
         return
     click.echo(RENDERERS[fmt](report.id, report.tasks, dag), nl=False)

@@ -40,6 +40,20 @@ def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
+def emit_json_table(data: dict[str, Any]) -> None:
+    """Print a large JSON object: one top-level key per line, each value on that line.
+
+    Indenting every nested value takes Python's slow JSON encoder; this form keeps
+    the C one (a 100k-task graph prints in a fraction of the time) and still
+    reads line by line.
+    """
+    rows = [
+        f"  {json.dumps(key)}: {json.dumps(value, ensure_ascii=False, default=str)}"
+        for key, value in data.items()
+    ]
+    click.echo("{\n" + ",\n".join(rows) + "\n}" if rows else "{}")
+
+
 def relative_finding(finding: Finding) -> Finding:
     """The same finding with paths shown relative to the current folder.
 

@@ -62,7 +62,11 @@ def read_flat(block: str) -> tuple[dict[str, Any], dict[str, int]] | None:
     """
     if "\t" in block or "\r" in block:
         return None  # tabs and carriage returns: leave every subtlety to ruamel
-    lines = [(no, line) for no, line in enumerate(block.split("\n")) if _content(line)]
+    lines = []
+    for no, line in enumerate(block.split("\n")):
+        stripped = line.lstrip(" ")
+        if stripped and stripped[0] != "#":  # blank and comment lines hold nothing
+            lines.append((no, len(line) - len(stripped), line))
     try:
         data, lines_of, rest = _mapping(lines, 0, 0)
     except _Unsupported:
@@ -72,25 +76,16 @@ def read_flat(block: str) -> tuple[dict[str, Any], dict[str, int]] | None:
     return data, lines_of
 
 
-def _content(line: str) -> bool:
-    stripped = line.lstrip(" ")
-    return bool(stripped) and not stripped.startswith("#")
+Lines = list[tuple[int, int, str]]  # (line number, indent, text) of each content line
 
 
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" "))
-
-
-def _mapping(
-    lines: list[tuple[int, str]], start: int, indent: int
-) -> tuple[dict[str, Any], dict[str, int], int]:
+def _mapping(lines: Lines, start: int, indent: int) -> tuple[dict[str, Any], dict[str, int], int]:
     """The mapping whose keys sit at ``indent``, from ``lines[start]``; returns the next index."""
     data: dict[str, Any] = {}
     lines_of: dict[str, int] = {}
     index = start
     while index < len(lines):
-        no, line = lines[index]
-        here = _indent(line)
+        no, here, line = lines[index]
         if here < indent:
             break
         if here > indent:
@@ -111,12 +106,11 @@ def _mapping(
     return data, lines_of, index
 
 
-def _nested(lines: list[tuple[int, str]], index: int, indent: int) -> tuple[Any, int]:
+def _nested(lines: Lines, index: int, indent: int) -> tuple[Any, int]:
     """The block value of a ``key:`` line: a mapping, a list, or null when nothing follows."""
     if index >= len(lines):
         return None, index
-    line = lines[index][1]
-    here = _indent(line)
+    _no, here, line = lines[index]
     is_item = line.startswith("- ", here) or line[here:] == "-"
     if is_item and here >= indent:
         return _sequence(lines, index, here)
@@ -126,12 +120,11 @@ def _nested(lines: list[tuple[int, str]], index: int, indent: int) -> tuple[Any,
     return data, index
 
 
-def _sequence(lines: list[tuple[int, str]], index: int, indent: int) -> tuple[list[Any], int]:
+def _sequence(lines: Lines, index: int, indent: int) -> tuple[list[Any], int]:
     """A block list of scalars whose ``-`` sit at ``indent``."""
     items: list[Any] = []
     while index < len(lines):
-        line = lines[index][1]
-        here = _indent(line)
+        _no, here, line = lines[index]
         if here > indent:
             raise _Unsupported  # nested lists, mappings in lists, continuation lines
         if here < indent or not line.startswith("- ", here):

@@ -42,7 +42,8 @@ def body_hash(text: str, path: Path, front: FrontMatter | None = None) -> str:
         front = parse_front_matter(text, path)
     body = text[front.body_offset :] if front.present and not front.findings else text
     body = body.replace("\r\n", "\n")
-    body = _CHECKED.sub(r"\1[ ]", body)
+    if "[x]" in body or "[X]" in body or "[-]" in body:  # else there is nothing to normalize
+        body = _CHECKED.sub(r"\1[ ]", body)
     return _PREFIX + hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
 
 

@@ -9,7 +9,7 @@ anything outside the spec folder.
 
 from __future__ import annotations
 
-import difflib
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -120,12 +120,23 @@ def list_items(spec_root: Path) -> list[Path]:
     """Every work-item folder under the spec folder, in natural order."""
     if not spec_root.is_dir():
         return []
-    folders = [
-        child
-        for child in spec_root.iterdir()
-        if child.is_dir() and any((child / f).is_file() for f in ARTIFACT_FILES.values())
-    ]
+    names = set(ARTIFACT_FILES.values())
+    with os.scandir(spec_root) as entries:
+        folders = [
+            spec_root / entry.name
+            for entry in entries
+            if entry.is_dir() and not names.isdisjoint(_files_in(entry.path))
+        ]
     return sorted(folders, key=lambda p: natural_key(p.name))
+
+
+def _files_in(folder: str | Path) -> set[str]:
+    """The names of the regular files (or links to them) in ``folder``: one directory read."""
+    try:
+        with os.scandir(folder) as entries:
+            return {entry.name for entry in entries if entry.is_file()}
+    except OSError:  # gone, or not a folder: it holds nothing
+        return set()
 
 
 def resolve_item(spec_root: Path, ref: str, *, cwd: Path) -> Path:
@@ -175,6 +186,8 @@ def _resolve_path(spec_root: Path, ref: Path, cwd: Path) -> Path:
 
 
 def _not_found(spec_root: Path, ref: str, items: list[Path]) -> UsageError:
+    import difflib  # only when a name is not found
+
     names = [p.name for p in items]
     close = difflib.get_close_matches(ref, names, n=3)
     if close:
@@ -190,15 +203,11 @@ def load_item(folder: Path, spec_root: Path) -> WorkItem:
     """Read the front matter of every artifact in ``folder`` (tolerantly)."""
     artifacts = {}
     findings: list[Finding] = []
+    present = _files_in(folder)
     for kind, name in ARTIFACT_FILES.items():
         path = folder / name
         front, text = (
-            _read_front(path, large=kind == "execution-log")
-            if path.is_file()
-            else (
-                None,
-                None,
-            )
+            _read_front(path, large=kind == "execution-log") if name in present else (None, None)
         )
         artifacts[kind] = Artifact(kind, path, front is not None, front, text)
         if front is not None:

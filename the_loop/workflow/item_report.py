@@ -15,6 +15,7 @@ from the_loop.config.loader import PHASES
 from the_loop.config.state_folder import project_cache
 from the_loop.errors import LoopError, Where
 from the_loop.findings import Finding, Level, sorted_findings
+from the_loop.io import collector
 from the_loop.spec.approval import Lock, current_hash, lock_findings, locks, written_ahead
 from the_loop.spec.items import Artifact, load_item
 from the_loop.spec.phase import PhaseState, phase_findings, phase_state, task_counts
@@ -231,7 +232,9 @@ def fresh_report(ctx: ItemContext) -> ItemReport:
 def _parsed(text: str, art: Artifact) -> TaskList:
     from the_loop.tasks import parse_tasks
 
-    return parse_tasks(text, art.path)
+    # About one object per 20 characters of tasks.md; the parser keeps them all.
+    with collector.paused(expected_objects=len(text) // 20):
+        return parse_tasks(text, art.path)
 
 
 def _unreadable_tasks(path: Path) -> TaskList:
