@@ -13,9 +13,7 @@ from __future__ import annotations
 import errno
 import os
 import sys
-import traceback
 from collections.abc import Callable
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TypeVar
 
@@ -63,7 +61,7 @@ def guarded(
         _report(file_system_error(exc), debug)
     except Exception as exc:
         if debug:
-            traceback.print_exc(file=sys.stderr)
+            _print_traceback()
         report = _write_crash_report(exc, crash_dir)
         where = f"; details in {shown_path(report)}" if report else ""
         click.echo(
@@ -77,9 +75,15 @@ def guarded(
 
 def _report(exc: LoopError, debug: bool) -> None:
     if debug:
-        traceback.print_exc(file=sys.stderr)
+        _print_traceback()
     click.echo(_styled_error(_relative(exc).render()), err=True)
     raise click.exceptions.Exit(int(exc.exit_code)) from None
+
+
+def _print_traceback() -> None:
+    import traceback  # only when something went wrong: it costs start-up time
+
+    traceback.print_exc(file=sys.stderr)
 
 
 def file_system_error(exc: OSError) -> FileSystemError:
@@ -101,6 +105,9 @@ def _user_state_dir() -> Path:
 
 def _write_crash_report(exc: BaseException, crash_dir: Callable[[], Path | None]) -> Path | None:
     """Write version, command and traceback to a file; ``None`` if it cannot be written."""
+    import traceback
+    from datetime import datetime, timezone
+
     try:
         folder = crash_dir() or _user_state_dir()
         folder.mkdir(parents=True, exist_ok=True)

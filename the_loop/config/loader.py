@@ -9,7 +9,6 @@ objects, never raw dicts.
 
 from __future__ import annotations
 
-import copy
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -193,6 +192,8 @@ def with_overrides(base: Config, overrides: Sequence[OverrideSource]) -> Config:
     ]
     if not sources:
         return base
+    import copy  # only items with overrides need it
+
     merged = copy.deepcopy(dict(base.data))
     origins = dict(base.origins)
     findings: list[Finding] = []

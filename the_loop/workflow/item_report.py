@@ -16,9 +16,7 @@ from the_loop.config.state_folder import project_cache
 from the_loop.errors import LoopError, Where
 from the_loop.findings import Finding, Level, sorted_findings
 from the_loop.io import collector
-from the_loop.spec.approval import Lock, current_hash, lock_findings, locks, written_ahead
 from the_loop.spec.items import Artifact, load_item
-from the_loop.spec.phase import PhaseState, phase_findings, phase_state, task_counts
 from the_loop.spec.project import ItemContext, item_context
 from the_loop.tasks import TaskList, TaskState
 
@@ -26,10 +24,13 @@ if TYPE_CHECKING:
     from the_loop.dag.analysis import DagReport
     from the_loop.io.content_cache import ContentCache
     from the_loop.log.execution_log import LogEntry
+    from the_loop.spec.approval import Lock
+    from the_loop.spec.phase import PhaseState
     from the_loop.spec.requirements import RequirementSet
 
-# Parsers, the graph analysis and the log reader are imported where they run:
-# with the parse cache warm, a report needs none of them.
+# Parsers, the graph analysis, the log reader, locks and phases are imported
+# where they run: a command loads only what it asks for, and with the parse
+# cache warm it needs no parser at all.
 
 # Below this many characters a lock hash is computed rather than looked up.
 _CACHED_HASH_SIZE = 64 * 1024
@@ -75,10 +76,14 @@ class ItemReport:
 
     @cached_property
     def locks(self) -> dict[str, Lock]:
+        from the_loop.spec.approval import locks
+
         return locks(self.item, self._lock_hash)
 
     def _lock_hash(self, art: Artifact) -> str | None:
         """An artifact's lock hash; a large file's comes from the cache while it is unchanged."""
+        from the_loop.spec.approval import current_hash
+
         text = art.text
         if text is None or len(text) < _CACHED_HASH_SIZE:
             return current_hash(art)  # cheaper to compute than to look up
@@ -86,6 +91,8 @@ class ItemReport:
 
     @cached_property
     def phase(self) -> PhaseState:
+        from the_loop.spec.phase import phase_state
+
         return phase_state(
             self.item, self.locks, self.tasks, self.config.workflow.phases, self.counts
         )
@@ -124,11 +131,16 @@ class ItemReport:
     @cached_property
     def counts(self) -> tuple[int, int]:
         """``(done, total)`` over distinct task ids, as the graph counts them."""
+        from the_loop.spec.phase import task_counts
+
         dag = self.dag
         return (dag.done, dag.total) if dag is not None else task_counts(self.tasks)
 
     def findings(self, *, deep: bool = True) -> list[Finding]:
         """Every finding about the item; ``deep`` adds traceability and log checks."""
+        from the_loop.spec.approval import lock_findings, written_ahead
+        from the_loop.spec.phase import phase_findings
+
         found: list[Finding] = [*self.item.findings, *self.ctx.problems]
         found.extend(lock_findings(self.item, self.locks))
         found.extend(written_ahead(self.item, self.locks))

@@ -16,7 +16,6 @@ from the_loop.findings import Level
 from the_loop.tasks import Task, test_command
 from the_loop.workflow.answer_limits import LIST_LIMIT, capped
 from the_loop.workflow.item_report import ItemReport, relative
-from the_loop.workflow.next_action import next_action
 
 _BLOCKED_SHOWN = 20
 
@@ -167,6 +166,7 @@ def next_view(report: ItemReport, *, all_ready: bool = False, limit: int | None 
 
 
 def _first_steps(report: ItemReport) -> str:
+    from the_loop.workflow.next_action import next_action
 
     return next_action(report).text
 
