@@ -231,8 +231,9 @@ def check(env: Env, item_ref: str | None, all_items: bool, strict: bool, json_ou
     from the_loop.findings import counts, failing
 
     selected = reports(env, item_ref, all_items)
-    findings = [f for r in selected for f in r.findings()]
-    evaluated = sum(r.evaluated() for r in selected)
+    checked = [r.check() for r in selected]
+    findings = [f for found, _count in checked for f in found]
+    evaluated = sum(count for _found, count in checked)
     summary = counts(findings)
     nothing = evaluated == 0
     failed = failing(findings, strict=strict) or nothing

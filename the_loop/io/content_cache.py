@@ -89,16 +89,28 @@ class ContentCache:
         self._switchable = switchable
         self._digests: dict[Path, tuple[str, str]] = {}  # path -> (text, digest) memo
 
-    def cached(self, purpose: str, path: Path, text: str, compute: Callable[[], T]) -> T:
-        """``compute()``, or the value it gave for this very ``text`` of ``path`` before."""
-        found = self.load(purpose, path, text)
+    def cached(
+        self,
+        purpose: str,
+        path: Path,
+        text: str,
+        compute: Callable[[], T],
+        *,
+        trust_stat: bool = True,
+    ) -> T:
+        """``compute()``, or the value it gave for this very ``text`` of ``path`` before.
+
+        ``trust_stat=False`` when ``text`` is not ``path``'s content but a key made
+        from several files (``path`` a folder): only the hash of ``text`` decides.
+        """
+        found = self.load(purpose, path, text, trust_stat=trust_stat)
         if found is not None:
             return found
         value = compute()
         self.store(purpose, path, text, value)
         return value
 
-    def load(self, purpose: str, path: Path, text: str) -> Any:
+    def load(self, purpose: str, path: Path, text: str, *, trust_stat: bool = True) -> Any:
         """The value stored for ``text`` of ``path``, or None."""
         entry = self._entry(purpose, path)
         if entry is None:
@@ -108,7 +120,8 @@ class ContentCache:
                 header = _read_header(handle)
                 if header is None or header[:4] != (FORMAT, _code_stamp(), purpose, str(path)):
                     return None
-                if not (self._stat_holds(path, header) or self._digest(path, text) == header[4]):
+                fast = trust_stat and self._stat_holds(path, header)
+                if not (fast or self.digest(path, text) == header[4]):
                     return None
                 return _loads(handle.read())
         except Exception:  # missing, damaged, truncated, foreign: a miss, never an error
@@ -122,7 +135,7 @@ class ContentCache:
         try:
             stat = os.stat(path)
             key = (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
-            header = (FORMAT, _code_stamp(), purpose, str(path), self._digest(path, text), key)
+            header = (FORMAT, _code_stamp(), purpose, str(path), self.digest(path, text), key)
             data = _dumps(header, value)
             if self._prepare is not None:
                 self._prepare()
@@ -140,7 +153,8 @@ class ContentCache:
             return None
         return self.folder / _entry_name(purpose, str(path))
 
-    def _digest(self, path: Path, text: str) -> str:
+    def digest(self, path: Path, text: str) -> str:
+        """The SHA-256 of ``text`` (``path``'s content), computed once per text object."""
         memo = self._digests.get(path)
         if memo is not None and memo[0] is text:
             return memo[1]

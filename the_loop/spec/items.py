@@ -32,7 +32,7 @@ ARTIFACT_FILES = {
 # The chain of locks, upstream first; requirements and bugfix fill one slot.
 CHAIN = ("brainstorm", "requirements", "design", "tasks")
 STATUSES = ("draft", "in-review", "approved")
-_HEAD_LIMIT = 64 * 1024  # front matter is read from the head of large logs only
+HEAD_LIMIT = 64 * 1024  # front matter is read from the head of large logs only
 
 
 @dataclass(frozen=True)
@@ -238,9 +238,9 @@ def read_text(path: Path) -> str:
 
 def _read_front(path: Path, *, large: bool) -> tuple[FrontMatter, str | None]:
     """The front matter of ``path`` and the text it was read from."""
-    if large and path.stat().st_size > _HEAD_LIMIT:
+    if large and path.stat().st_size > HEAD_LIMIT:
         with path.open("rb") as handle:
-            head = handle.read(_HEAD_LIMIT).decode("utf-8", errors="replace")
+            head = handle.read(HEAD_LIMIT).decode("utf-8", errors="replace")
         return parse_front_matter(head, path), head
     try:
         text = read_text(path)

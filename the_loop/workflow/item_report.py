@@ -16,7 +16,7 @@ from the_loop.config.state_folder import project_cache
 from the_loop.errors import LoopError, Where
 from the_loop.findings import Finding, Level, sorted_findings
 from the_loop.io import collector
-from the_loop.spec.items import Artifact, load_item
+from the_loop.spec.items import HEAD_LIMIT, Artifact, load_item
 from the_loop.spec.project import ItemContext, item_context
 from the_loop.tasks import TaskList, TaskState
 
@@ -136,6 +136,38 @@ class ItemReport:
         dag = self.dag
         return (dag.done, dag.total) if dag is not None else task_counts(self.tasks)
 
+    def check(self) -> tuple[list[Finding], int]:
+        """``(findings(), evaluated())``, from the cache while none of the item's files changed.
+
+        The findings are a function of the item's files, the configured phases and
+        the errors of its overrides, so those make the key; an unreadable file or a
+        log read only in part (over 64 KB) is always checked afresh.
+        """
+        key = self._check_key()
+        if key is None:
+            return self.findings(), self.evaluated()
+        found, evaluated = self.cache.cached(
+            "check",
+            self.item.path,
+            key,
+            lambda: (self.findings(), self.evaluated()),
+            trust_stat=False,
+        )
+        return list(found), evaluated
+
+    def _check_key(self) -> str | None:
+        parts = [f"phases: {','.join(self.config.workflow.phases)}"]
+        for kind, art in self.item.artifacts.items():
+            text = art.text
+            if not art.exists:
+                parts.append(f"{kind}: -")
+                continue
+            if text is None or (kind == "execution-log" and _read_in_part(art)):
+                return None  # unreadable, or only the head of a long log was read
+            parts.append(f"{kind}: {self.cache.digest(art.path, text)}")
+        parts.extend(problem.render() for problem in self.ctx.problems)
+        return "\n".join(parts)
+
     def findings(self, *, deep: bool = True) -> list[Finding]:
         """Every finding about the item; ``deep`` adds traceability and log checks."""
         from the_loop.spec.approval import lock_findings, written_ahead
@@ -239,6 +271,14 @@ def fresh_report(ctx: ItemContext) -> ItemReport:
     """A new report on the item as it is on disk now (files change under a lock)."""
 
     return ItemReport(item_context(ctx.project, load_item(ctx.item.path, ctx.item.spec_root)))
+
+
+def _read_in_part(log: Artifact) -> bool:
+    """Whether the item reader kept only the head of this (long) log."""
+    try:
+        return log.path.stat().st_size > HEAD_LIMIT
+    except OSError:
+        return True
 
 
 def _parsed(text: str, art: Artifact) -> TaskList:

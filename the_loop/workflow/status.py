@@ -99,7 +99,7 @@ def item_status(report: ItemReport) -> ItemStatus:
         resume=report.last_entry,
         open_resets=tuple(resets.open_resets(root, report.id)),
         interrupted_checkpoint=interrupted,
-        finding_counts=counts(report.findings()),
+        finding_counts=counts(report.check()[0]),
     )
 
 
