@@ -201,17 +201,19 @@ def next_cmd(env: Env, item_ref: str, all_ready: bool, json_output: bool, full: 
     task graph has errors.
     """
     from the_loop.workflow.answer_limits import LIST_LIMIT
-    from the_loop.workflow.next_task import next_view
+    from the_loop.workflow.next_task import next_answer, next_view
 
     report = reports(env, item_ref, False)[0]
-    as_json = wants_json(env, json_output)
-    limit = LIST_LIMIT if as_json and not full else None
-    view = next_view(report, all_ready=all_ready, limit=limit)
-    if as_json:
-        emit_json(view.to_json())
+    if wants_json(env, json_output):
+        answer, failing = next_answer(
+            report, all_ready=all_ready, limit=None if full else LIST_LIMIT
+        )
+        emit_json(answer)
     else:
+        view = next_view(report, all_ready=all_ready)
         click.echo(view.render(), nl=False)
-    if view.failing:
+        failing = view.failing
+    if failing:
         raise click.exceptions.Exit(int(ExitCode.FAILURE))
 
 
@@ -281,16 +283,18 @@ def _spec_root(env: Env) -> Path:
 @click.pass_obj
 def graph(env: Env, item_ref: str, fmt: str, json_output: bool) -> None:
     """Draw the task DAG with task states, waves and the critical path."""
-    from the_loop.dag.render import RENDERERS, graph_json
-
     report = reports(env, item_ref, False)[0]
-    if report.tasks is None or report.dag is None:
+    if not report.item.artifacts["tasks"].exists:
         raise UsageError(
             f"{report.id} has no tasks.md yet",
             hint=f"`loop work-on {report.id}` says what comes first",
         )
-    dag = report.dag
     if wants_json(env, json_output):
-        emit_json_table(graph_json(report.id, report.tasks, dag))
+        from the_loop.workflow.graph_view import graph_answer
+
+        emit_json_table(graph_answer(report))
         return
-    click.echo(RENDERERS[fmt](report.id, report.tasks, dag), nl=False)
+    from the_loop.dag.render import RENDERERS
+
+    assert report.tasks is not None and report.dag is not None
+    click.echo(RENDERERS[fmt](report.id, report.tasks, report.dag), nl=False)

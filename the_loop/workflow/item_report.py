@@ -156,16 +156,26 @@ class ItemReport:
         return list(found), evaluated
 
     def _check_key(self) -> str | None:
-        parts = [f"phases: {','.join(self.config.workflow.phases)}"]
-        for kind, art in self.item.artifacts.items():
+        problems = tuple(problem.render() for problem in self.ctx.problems)
+        return self.answer_key(tuple(self.item.artifacts), self.config.workflow.phases, problems)
+
+    def answer_key(self, kinds: tuple[str, ...], *extra: object) -> str | None:
+        """A cache key for an answer made from these artifacts (and ``extra``), else None.
+
+        The key holds each artifact's content hash (or its absence) and ``extra``;
+        None when one is unreadable, or is a long log the item reader read only
+        in part, so that such an answer is always computed afresh.
+        """
+        parts = [repr(extra)]
+        for kind in kinds:
+            art = self.item.artifact(kind)  # "requirements" is bugfix.md for a bug
             text = art.text
             if not art.exists:
                 parts.append(f"{kind}: -")
                 continue
             if text is None or (kind == "execution-log" and _read_in_part(art)):
-                return None  # unreadable, or only the head of a long log was read
-            parts.append(f"{kind}: {self.cache.digest(art.path, text)}")
-        parts.extend(problem.render() for problem in self.ctx.problems)
+                return None
+            parts.append(f"{art.kind}: {self.cache.digest(art.path, text)}")
         return "\n".join(parts)
 
     def findings(self, *, deep: bool = True) -> list[Finding]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from itertools import islice
 
 from the_loop.findings import Level
-from the_loop.tasks import Task, test_command
+from the_loop.tasks import Task
 from the_loop.workflow.answer_limits import LIST_LIMIT, capped
 from the_loop.workflow.item_report import ItemReport, relative
 
@@ -30,6 +30,8 @@ class TaskView:
 
     def to_json(self, limit: int | None = LIST_LIMIT) -> dict[str, object]:
         """The task as JSON; ``dependsOn`` holds at most ``limit`` ids (None: all)."""
+        from the_loop.tasks import test_command  # the value grammar: not on a cached answer
+
         t = self.task
         depends = t.depends_on or ()
         return {
@@ -163,6 +165,32 @@ def next_view(report: ItemReport, *, all_ready: bool = False, limit: int | None 
         limit,
         all_ready,
     )
+
+
+def next_answer(
+    report: ItemReport, *, all_ready: bool = False, limit: int | None = LIST_LIMIT
+) -> tuple[dict[str, object], bool]:
+    """``loop next --json``: the answer and whether it fails (exit 1).
+
+    The answer is made of tasks.md and the requirements alone, so it is kept
+    in the parse cache under their content hashes: a warm call loads neither
+    the graph analysis nor the parsers.
+    """
+
+    def compute() -> tuple[dict[str, object], bool]:
+        view = next_view(report, all_ready=all_ready, limit=limit)
+        return view.to_json(), view.failing
+
+    root = report.ctx.project.root
+    tasks = report.item.artifacts["tasks"]
+    key = (
+        report.answer_key(("tasks", "requirements"), "next", all_ready, limit, str(root))
+        if tasks.exists
+        else None  # the answer is then the next action, which depends on more
+    )
+    if key is None:
+        return compute()
+    return report.cache.cached("next", tasks.path, key, compute, trust_stat=False)
 
 
 def _first_steps(report: ItemReport) -> str:

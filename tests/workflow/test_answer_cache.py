@@ -1,4 +1,5 @@
-"""``loop check`` reuses an item's findings while none of its files changed, and only then."""
+"""Answers kept in the parse cache (``check``, ``next --json``, ``graph --json``) are reused
+while the files they were made from are unchanged, and only then."""
 
 from __future__ import annotations
 
@@ -85,3 +86,37 @@ def test_a_long_log_is_always_checked_afresh(loop: Loop, build_tree: Build) -> N
     first = check(loop, root)
     assert check_entries(root) == []
     assert check(loop, root) == first
+
+
+def next_json(loop: Loop, root: Path, *extra: str) -> dict[str, object]:
+    data: dict[str, object] = json.loads(loop(*extra, "next", "4", "--json", cwd=root).stdout)
+    return data
+
+
+def test_next_from_the_cache_follows_the_requirements(loop: Loop, build_tree: Build) -> None:
+    root = build_tree(FILES)
+    fresh = next_json(loop, root, "--no-cache")
+    assert next_json(loop, root) == fresh
+    assert next_json(loop, root) == fresh
+    assert fresh["next"]["requirements"][0]["text"] == "WHEN a THEN b SHALL c."  # type: ignore[index]
+
+    requirements = root / ITEM / "requirements.md"
+    before = os.stat(requirements)
+    requirements.write_text(FILES[f"{ITEM}/requirements.md"].replace("b SHALL c", "x SHALL y"))
+    os.utime(requirements, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+    text = next_json(loop, root)["next"]["requirements"][0]["text"]  # type: ignore[index]
+    assert text == "WHEN a THEN x SHALL y."
+
+
+def test_graph_from_the_cache_follows_tasks_md(loop: Loop, build_tree: Build) -> None:
+    root = build_tree(FILES)
+    fresh = json.loads(loop("--no-cache", "graph", "4", "--json", cwd=root).stdout)
+    assert json.loads(loop("graph", "4", "--json", cwd=root).stdout) == fresh
+    assert json.loads(loop("graph", "4", "--json", cwd=root).stdout) == fresh
+    assert fresh["ready"] == ["1"]
+
+    tasks = root / ITEM / "tasks.md"
+    tasks.write_text(FILES[f"{ITEM}/tasks.md"].replace("- [ ] 1.", "- [x] 1."))
+
+    assert json.loads(loop("graph", "4", "--json", cwd=root).stdout)["ready"] == ["2"]
