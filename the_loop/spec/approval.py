@@ -28,7 +28,8 @@ from the_loop.findings import Finding, Level
 from the_loop.spec.front_matter import FrontMatter, parse_front_matter
 from the_loop.spec.items import CHAIN, Artifact, WorkItem
 
-# A ticked or started checkbox; an open one ([ ]) is already in normal form.
+# A ticked or started checkbox; an open one ([ ]) is already in normal form. This is
+# the definition; ``unticked`` applies it without trying a match at every character.
 _CHECKED = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)\[[xX\-]\]", re.MULTILINE)
 _PREFIX = "sha256:"
 
@@ -41,10 +42,55 @@ def body_hash(text: str, path: Path, front: FrontMatter | None = None) -> str:
     if front is None:
         front = parse_front_matter(text, path)
     body = text[front.body_offset :] if front.present and not front.findings else text
-    body = body.replace("\r\n", "\n")
-    if "[x]" in body or "[X]" in body or "[-]" in body:  # else there is nothing to normalize
-        body = _CHECKED.sub(r"\1[ ]", body)
+    body = unticked(body.replace("\r\n", "\n"))
     return _PREFIX + hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
+
+
+_MARK = re.compile(r"\[[xX\-]\]")
+
+
+def unticked(text: str) -> str:
+    """``text`` with every list checkbox set to ``[ ]``: what ``_CHECKED.sub(r"\1[ ]", …)`` gives.
+
+    The regex tries a match at every character; on a 100k-task file that is most
+    of the hash. This looks only at the marks ``[x]``, ``[X]`` and ``[-]`` and
+    checks, backwards, that a list marker at the start of a line leads to each.
+    tests/spec/test_lock_hash.py holds the two to the same answers.
+    """
+    pieces: list[str] = []
+    last = 0
+    for mark in _MARK.finditer(text):
+        at = mark.start()
+        if _after_list_marker(text, at):
+            pieces.append(text[last:at])
+            pieces.append("[ ]")
+            last = at + 3
+    if not pieces:
+        return text
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _after_list_marker(text: str, at: int) -> bool:
+    """Whether ``text[:at]`` ends as ``_CHECKED``'s group 1: ``^\\s*(?:[-*+]|\\d+[.)])\\s+``."""
+    gap = at
+    while gap > 0 and text[gap - 1].isspace():
+        gap -= 1
+    if gap == at or gap == 0:
+        return False  # no space between marker and box, or no marker
+    start = gap - 1
+    if text[start] in ".)":
+        while start > 0 and text[start - 1].isdecimal():
+            start -= 1
+        if start == gap - 1:
+            return False  # "." or ")" without a number
+    elif text[start] not in "-*+":
+        return False
+    indent = start
+    while indent > 0 and text[indent - 1].isspace():
+        indent -= 1
+    # A line starts where the indent begins (at the text's start) or inside it.
+    return indent == 0 or "\n" in text[indent:start]
 
 
 def upstream_kinds(item: WorkItem, kind: str) -> list[str]:
