@@ -276,26 +276,25 @@ def _build_graph(path: Path, first: Mapping[str, Task]) -> _Graph:
         try:  # the common case: known ids, no repeats, no self-dependency
             found = [index[dep] for dep in listed]
         except KeyError:
-            found = None
-        if found is not None and i not in found and (len(found) == 1 or _distinct(found)):
-            deps[i] = found
-            for j in found:
-                dependents[j].append(i)
-        else:
             _add_edges_carefully(graph, i, listed)
+            continue
+        if i in found or (len(found) > 1 and len(set(found)) < len(found)):
+            _add_edges_carefully(graph, i, listed)
+            continue
+        deps[i] = found
+        for j in found:
+            dependents[j].append(i)
     return graph
 
 
 def _sorted_ids(first: Mapping[str, Task]) -> list[str]:
     """The ids in ``id_sort_key`` order (no key tuple per id when every id is a number)."""
     if all(task_id.isdigit() and task_id.isascii() for task_id in first):
+        if not any(task_id[0] == "0" and len(task_id) > 1 for task_id in first):
+            return sorted(first, key=int)  # distinct numbers: the value decides
         # Same order as id_sort_key: by value, then by the text ("03" and "3").
         return sorted(first, key=lambda task_id: (int(task_id), task_id))
     return [key[2] for key in sorted(id_sort_key(task_id) for task_id in first)]
-
-
-def _distinct(values: list[int]) -> bool:
-    return len(set(values)) == len(values)
 
 
 def _add_edges_carefully(graph: _Graph, i: int, listed: tuple[str, ...]) -> None:
@@ -379,8 +378,18 @@ def _topological_order(graph: _Graph) -> tuple[list[int], list[bool]]:
     Tasks on a cycle (a self-dependency included) and everything downstream of
     one never reach in-degree zero, so they are left out: the order covers the
     acyclic part. Returns the order and a per-task "was ordered" flag.
+
+    When every task depends only on lower ids (the usual plan: tasks build on
+    earlier ones), that order is simply the id order, and no heap is needed:
+    the lowest unordered id always has all its dependencies ordered already.
     """
     dependents = graph.dependents
+    # dependents lists ascend, so each one's first entry is its lowest.
+    forward = not any(graph.self_loop) and all(
+        not users or users[0] > j for j, users in enumerate(dependents)
+    )
+    if forward:
+        return list(range(graph.size)), [True] * graph.size
     indegree = [len(d) + s for d, s in zip(graph.deps, graph.self_loop, strict=True)]
     # Indices ascend, so the initial list already satisfies the heap invariant.
     heap = [i for i, d in enumerate(indegree) if d == 0]
