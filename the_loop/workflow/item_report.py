@@ -7,6 +7,7 @@ last log entry) is read only when a command asks for it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,6 +35,24 @@ if TYPE_CHECKING:
 
 # Below this many characters a lock hash is computed rather than looked up.
 _CACHED_HASH_SIZE = 64 * 1024
+
+
+@dataclass(frozen=True)
+class TaskSummary:
+    """What the status and the next action need of tasks.md, without every task.
+
+    Kept in the parse cache on its own: on a large plan, loading it costs nothing
+    beside loading 100k tasks. ``next_title`` is the title of ``next``;
+    ``unschedulable`` counts the tasks no wave reaches.
+    """
+
+    done: int
+    total: int
+    ready: tuple[str, ...]
+    in_progress: tuple[str, ...]
+    next: str | None
+    next_title: str | None
+    unschedulable: int
 
 
 class ItemReport:
@@ -64,6 +83,30 @@ class ItemReport:
         text = art.text  # the text the item reader already decoded
         return self.cache.cached("tasks", art.path, text, lambda: _analysed(_parsed(text, art)))
 
+    @cached_property
+    def summary(self) -> TaskSummary | None:
+        """The task counts, the ready and started tasks and the next one (None: no tasks.md)."""
+        art = self.item.artifacts["tasks"]
+        if not art.exists:
+            return None
+        if art.text is None:
+            return self._summarize()
+        return self.cache.cached("summary", art.path, art.text, self._summarize)
+
+    def _summarize(self) -> TaskSummary:
+        tasks, dag = self.tasks, self.dag
+        assert tasks is not None and dag is not None
+        started = TaskState.IN_PROGRESS
+        return TaskSummary(
+            done=dag.done,
+            total=dag.total,
+            ready=dag.ready,
+            in_progress=tuple(t.id for t in tasks.tasks if t.state is started),
+            next=dag.next,
+            next_title=dag.task(dag.next).title if dag.next else None,
+            unschedulable=len(dag.unschedulable),
+        )
+
     @property
     def tasks(self) -> TaskList | None:
         graph = self._graph
@@ -93,9 +136,8 @@ class ItemReport:
     def phase(self) -> PhaseState:
         from the_loop.spec.phase import phase_state
 
-        return phase_state(
-            self.item, self.locks, self.tasks, self.config.workflow.phases, self.counts
-        )
+        # The counts stand for the tasks: the phase needs no task itself.
+        return phase_state(self.item, self.locks, None, self.config.workflow.phases, self.counts)
 
     @cached_property
     def requirements(self) -> RequirementSet | None:
@@ -131,10 +173,8 @@ class ItemReport:
     @cached_property
     def counts(self) -> tuple[int, int]:
         """``(done, total)`` over distinct task ids, as the graph counts them."""
-        from the_loop.spec.phase import task_counts
-
-        dag = self.dag
-        return (dag.done, dag.total) if dag is not None else task_counts(self.tasks)
+        summary = self.summary
+        return (summary.done, summary.total) if summary is not None else (0, 0)
 
     def check(self) -> tuple[list[Finding], int]:
         """``(findings(), evaluated())``, from the cache while none of the item's files changed.

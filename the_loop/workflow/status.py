@@ -11,7 +11,6 @@ from the_loop.findings import counts
 from the_loop.log.execution_log import LogEntry
 from the_loop.spec.items import CHAIN
 from the_loop.spec.phase import PhaseState
-from the_loop.tasks import TaskState
 from the_loop.workflow.answer_limits import LIST_LIMIT, capped
 from the_loop.workflow.item_report import ItemReport, relative
 from the_loop.workflow.next_action import Action, next_action
@@ -81,8 +80,7 @@ def item_status(report: ItemReport) -> ItemStatus:
             artifacts[lock.path.name] = lock.to_json()
     log = report.item.artifacts["execution-log"]
     artifacts[log.path.name] = {"artifact": log.path.name, "exists": log.exists}
-    dag = report.dag
-    tasks = report.tasks.tasks if report.tasks else ()
+    summary = report.summary  # not the tasks themselves: a large plan loads in no time
     interrupted = interrupted_checkpoint(root, report.id)
     done, total = report.counts
     return ItemStatus(
@@ -93,8 +91,8 @@ def item_status(report: ItemReport) -> ItemStatus:
         artifacts=artifacts,
         done=done,
         total=total,
-        ready=dag.ready if dag else (),
-        in_progress=tuple(t.id for t in tasks if t.state is TaskState.IN_PROGRESS),
+        ready=summary.ready if summary else (),
+        in_progress=summary.in_progress if summary else (),
         action=next_action(report),
         resume=report.last_entry,
         open_resets=tuple(resets.open_resets(root, report.id)),
