@@ -20,6 +20,7 @@ from typing import TypeVar
 import click
 
 from the_loop import __version__
+from the_loop.cli.text import shown_path, style
 from the_loop.errors import ExitCode, FileSystemError, LoopError, Where
 
 T = TypeVar("T")
@@ -125,17 +126,6 @@ def _write_crash_report(exc: BaseException, crash_dir: Callable[[], Path | None]
         return None
 
 
-def shown_path(path: Path | str) -> str:
-    """A path as the user should see it: relative to the current folder when inside it."""
-    path = Path(path)
-    if path.is_absolute():
-        try:
-            return str(path.relative_to(Path.cwd()))
-        except ValueError:
-            return str(path)
-    return str(path)
-
-
 def _relative(exc: LoopError) -> LoopError:
     """Show the error's path relative to the current folder when it lies inside it."""
     where = exc.where
@@ -149,5 +139,5 @@ def _relative(exc: LoopError) -> LoopError:
 
 def _styled_error(text: str) -> str:
     first, _, rest = text.partition("\n")
-    head = click.style("error: ", fg="red", bold=True) + first
+    head = style("error: ", fg="red", bold=True) + first
     return head + ("\n" + rest if rest else "")
