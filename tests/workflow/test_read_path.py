@@ -36,6 +36,7 @@ PROJECT = {
 }
 
 HEAVY = (
+    "click",  # these reports take the quick path (the_loop.cli.quick)
     "ruamel",
     "jsonschema",
     "jinja2",

@@ -2,7 +2,8 @@
 
 This module is what the ``loop`` script and ``python -m the_loop`` import first,
 so it stays light: ``loop --version`` is answered before click (a third of the
-start-up) is imported; everything else goes to the click application in
+start-up) is imported, and so are the plain forms of the read-only reports
+(``the_loop.cli.quick``); everything else goes to the click application in
 ``the_loop.cli.app``, which loads each command's module only when it runs.
 """
 
@@ -17,12 +18,18 @@ _APP_NAMES = frozenset({"cli", "COMMANDS", "SECTIONS", "Env", "LoopGroup"})
 
 def main() -> None:
     """Console-script entry point."""
-    if sys.argv[1:] in (["--version"], ["-V"]):
+    argv = sys.argv[1:]
+    if argv in (["--version"], ["-V"]):
         from the_loop import __version__
 
         # The same line click's version option prints.
         sys.stdout.write(f"loop, version {__version__}\n")
         return
+    from the_loop.cli.quick import run
+
+    code = run(argv)  # the reports agents call on every step, without click
+    if code is not None:
+        sys.exit(code)
     from the_loop.cli.app import cli
 
     cli(prog_name="loop")
