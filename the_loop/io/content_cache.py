@@ -148,6 +148,11 @@ class ContentCache:
             # costs the next run the parse.
             pass
 
+    @property
+    def enabled(self) -> bool:
+        """Whether this cache keeps anything (a folder, and not switched off)."""
+        return self.folder is not None and (not self._switchable or active())
+
     def _entry(self, purpose: str, path: Path) -> Path | None:
         if self.folder is None or (self._switchable and not active()):
             return None

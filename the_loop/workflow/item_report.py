@@ -204,8 +204,11 @@ class ItemReport:
 
         The key holds each artifact's content hash (or its absence) and ``extra``;
         None when one is unreadable, or is a long log the item reader read only
-        in part, so that such an answer is always computed afresh.
+        in part, so that such an answer is always computed afresh; None too when
+        the cache is off (no key is worth hashing the files for).
         """
+        if not self.cache.enabled:
+            return None
         parts = [repr(extra)]
         for kind in kinds:
             art = self.item.artifact(kind)  # "requirements" is bugfix.md for a bug
