@@ -6,6 +6,9 @@ Three kinds, each a folder under ``OUT/repos/`` named after what it was built fr
 - a DAG repository: one approved work item ``bench-N`` whose tasks.md has N tasks
   of one shape (see gen.py), its locks recorded with the hashes loop would write;
 - the ``--all`` repository: 200 approved items of 50 random-shape tasks each;
+- the hooks repository: 50 approved items of 100 tasks, the first taken into
+  implementation with a task in progress, and a Claude Code transcript beside it
+  (what ``loop hook`` reads on its read paths);
 - the commit repository: a git repository of 20,000 tracked files plus one item
   ``bench-commit`` (a chain of tasks) that real ``loop approve`` calls locked and
   ``loop execute-tasks`` took into implementation, so ``loop task done`` works on
@@ -50,8 +53,6 @@ def env(out: Path, source: Path = SOURCE, **extra: str) -> dict[str, str]:
     even where another loop is installed. Git reads a config file of the bench's
     own (identity, no signing) instead of the user's; loop's config-validation
     cache goes to ``OUT/xdg-cache`` so that it starts empty and stays the bench's.
-    Bytecode is written (``PYTHONDONTWRITEBYTECODE`` is dropped), as for an installed
-    loop.
     """
     gitconfig = out / "gitconfig"
     if not gitconfig.is_file():
@@ -61,8 +62,8 @@ def env(out: Path, source: Path = SOURCE, **extra: str) -> dict[str, str]:
             "[commit]\n\tgpgsign = false\n[init]\n\tdefaultBranch = main\n"
         )
     result = dict(os.environ)
-    # PYTHONDONTWRITEBYTECODE would make every run compile loop's modules from source:
-    # measure loop as it runs once installed (pip compiles a wheel's modules).
+    # PYTHONDONTWRITEBYTECODE would make every run recompile loop's modules, a
+    # cost no installed loop pays (pip compiles the wheel's bytecode at install).
     drop = (
         "LOOP_NO_CACHE",
         "LOOP_SESSION_ID",
@@ -201,6 +202,60 @@ def _build_commit_repo(out: Path, root: Path, files: int, tasks: int, seed: int)
     status = _run([*git, "status", "--porcelain"], root, child_env)
     if status.strip():
         raise SystemExit(f"bench: the commit repository is not clean after set-up:\n{status}")
+
+
+HOOK_ITEM = "item-001"
+HOOK_SESSION = "6b1f0c2e-0000-4d2a-9c3e-bench0000001"
+
+
+def hooks_repo(out: Path, items: int = 50, tasks: int = 100, seed: int = 7) -> Path:
+    """A git repository of ``items`` approved items; :data:`HOOK_ITEM` in implementation
+    with its first task in progress; ``transcript.jsonl`` (in ``OUT``) at 120,000 tokens of
+    a 200,000-token window (below the soft threshold: the every-tool-call path)."""
+    params: dict[str, object] = {"kind": "hooks", "items": items, "tasks": tasks, "seed": seed}
+
+    def build(root: Path) -> None:
+        files = {".the-loop/config.yaml": 'version: "0.1.0"\n'}
+        for k in range(1, items + 1):
+            plan = gen.make_plan(tasks, seed * 1000 + k, "random", item=all_item(k))
+            files.update(gen.render_item(plan, "hashed"))
+        gen.write_files(root, files)
+        child_env = env(out)
+        git = ["git", "-C", str(root)]
+        _run([*git, "init", "-q"], root, child_env)
+        _run([*git, "add", "-A"], root, child_env)
+        _run([*git, "commit", "-q", "-m", "bench: approved items"], root, child_env)
+        loop = loop_command()
+        _run([*loop, "execute-tasks", HOOK_ITEM, "--session", "bench"], root, child_env)
+        _run([*loop, "doctor", "--repair"], root, child_env)  # closes the crossing's reset
+        _run([*loop, "execute-tasks", HOOK_ITEM, "--session", HOOK_SESSION], root, child_env)
+
+    return _cached(out, f"hooks-i{items}-t{tasks}-s{seed}", params, build)
+
+
+def hook_transcript(out: Path, tokens: int = 120_000) -> Path:
+    """A Claude Code transcript whose last reply used ``tokens`` (model with a 200k window)."""
+    usage = {
+        "input_tokens": 2,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": tokens - 2,
+        "output_tokens": 10,
+    }
+    line = {
+        "type": "assistant",
+        "sessionId": HOOK_SESSION,
+        "isSidechain": False,
+        "message": {
+            "id": "msg_1",
+            "model": "claude-sonnet-4-5-20250929",
+            "role": "assistant",
+            "content": [{"type": "text", "text": "Working."}],
+            "usage": usage,
+        },
+    }
+    path = out / "transcript.jsonl"
+    path.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    return path
 
 
 def _run(cmd: list[str], cwd: Path, child_env: dict[str, str]) -> str:

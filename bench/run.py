@@ -16,6 +16,8 @@ target beside the ratio:
   parse cache filled by the warm-up) and cold (``LOOP_NO_CACHE=1`` and the cache
   removed before each run); also the byte size of ``next --json``;
 - ``all``: ``check --all`` over 200 items of 50 tasks against one item's ``check``;
+- ``hooks``: ``loop hook PostToolUse`` (after every tool call) and ``loop hook
+  SessionStart`` (the resume brief) in a 50-item project, against ``loop --version``;
 - ``commit``: ``task done`` on a 20,000-file repository against ``git add -A &&
   git commit`` of an equivalent change (a source file edited, the task ticked,
   a log entry appended), and how many git processes one ``task done`` starts.
@@ -155,6 +157,39 @@ def measure(
     return Cell.of(samples)
 
 
+def measure_stdin(
+    cmd: Sequence[str], cwd: Path, env: dict[str, str], runs: int, stdin: str
+) -> Cell:
+    """:func:`measure` for a command that reads ``stdin`` (a hook's JSON)."""
+    samples = []
+    for k in range(runs + 1):
+        with tempfile.TemporaryFile() as source:
+            source.write(stdin.encode())
+            source.seek(0)
+            start = time.perf_counter()
+            proc = subprocess.Popen(
+                cmd,
+                cwd=cwd,
+                env=env,
+                stdin=source,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            _, status, usage = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - start
+        if k:
+            samples.append(
+                Sample(
+                    usage.ru_utime + usage.ru_stime,
+                    wall,
+                    usage.ru_maxrss / 1024,
+                    os.waitstatus_to_exitcode(status),
+                    0,
+                )
+            )
+    return Cell.of(samples)
+
+
 def clear_loop_cache(root: Path) -> None:
     """Remove loop's parse cache (anything named ``*cache*`` in its state folder)."""
     state = root / ".the-loop" / "state"
@@ -188,6 +223,29 @@ class Bench:
         floor = measure([sys.executable, "-c", "pass"], self.out, self.env, self.runs)
         loop = measure([*self.loop, "--version"], self.out, self.env, self.runs)
         self.add(self._ratio("loop --version", "", "", "", loop, floor, 3.0, "python -c pass"))
+
+    # --- the hooks' read paths ---------------------------------------------------
+
+    def hooks(self) -> None:
+        root = fixtures.hooks_repo(self.out)
+        transcript = fixtures.hook_transcript(self.out)
+        floor = measure([*self.loop, "--version"], root, self.env, self.runs)
+        for event, extra, limit in (
+            ("PostToolUse", {"transcript_path": str(transcript), "tool_name": "Bash"}, 3.0),
+            ("SessionStart", {"source": "resume"}, 5.0),
+        ):
+            stdin = json.dumps(
+                {
+                    "session_id": fixtures.HOOK_SESSION,
+                    "cwd": str(root),
+                    "hook_event_name": event,
+                    **extra,
+                }
+            )
+            cmd = [*self.loop, "hook", event, "--harness", "claude"]
+            loop = measure_stdin(cmd, root, self.env, self.runs, stdin)
+            name = f"hook {event}"
+            self.add(self._ratio(name, "", "50 items", "", loop, floor, limit, "loop --version"))
 
     # --- the DAG commands --------------------------------------------------------
 
@@ -520,7 +578,7 @@ def parse_options(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--only",
         nargs="+",
-        choices=("startup", "dag", "all", "commit", "append"),
+        choices=("startup", "dag", "all", "commit", "append", "hooks"),
         help="run only these cases",
     )
     parser.add_argument("--all-items", type=int, default=200)
@@ -538,11 +596,11 @@ def parse_options(argv: Sequence[str] | None) -> argparse.Namespace:
         options.sizes = options.sizes or [100, 1_000]
         options.runs = options.runs or 1
         options.shapes = options.shapes or ["random", "ladder"]
-        options.only = options.only or ["startup", "dag", "all", "commit", "append"]
+        options.only = options.only or ["startup", "dag", "all", "commit", "append", "hooks"]
     options.sizes = options.sizes or list(SIZES)
     options.runs = options.runs or 5
     options.shapes = options.shapes or list(SHAPES)
-    options.only = options.only or ["startup", "dag", "all", "commit", "append"]
+    options.only = options.only or ["startup", "dag", "all", "commit", "append", "hooks"]
     if options.compare_src is not None:
         options.compare_src = options.compare_src.resolve()
     options.out = options.out.resolve()
@@ -561,6 +619,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "all": bench.check_all,
         "commit": bench.commit,
         "append": bench.append,
+        "hooks": bench.hooks,
     }
     for name in options.only:
         print(f"bench: {name}", file=sys.stderr, flush=True)

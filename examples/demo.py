@@ -154,7 +154,7 @@ def main() -> int:
         if task_id is None:
             break
         do_task(repo, task_id)
-        run(
+        done = run(
             repo,
             "task",
             "done",
@@ -168,7 +168,10 @@ def main() -> int:
             "--next",
             "hand out the next ready task with `loop execute-tasks 1`",
         )
-        run(repo, "reset", "confirm", "1", "--session", session)  # compaction: same session
+        if "reset: clear" in done.stdout:
+            # the last task also entered needs-review: a clear, so a fresh session
+            session = f"session-{int(session.rsplit('-', 1)[1]) + 1}"
+        run(repo, "reset", "confirm", "1", "--session", session)  # a compaction keeps it
 
     run(repo, "status", "1")
     run(repo, "log", "1", "--last", "2")

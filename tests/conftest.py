@@ -32,7 +32,14 @@ def hermetic_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     for key in list(os.environ):
-        if key.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_", "LOOP_")):
+        # the harnesses' session variables too: a suite run from inside an agent session
+        # must not tag every checkpoint with that session
+        if key.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_", "LOOP_")) or key in (
+            "CLAUDE_CODE_SESSION_ID",
+            "CODEX_THREAD_ID",
+            "CLAUDE_ENV_FILE",
+            "CLAUDE_PROJECT_DIR",
+        ):
             monkeypatch.delenv(key, raising=False)
     monkeypatch.delenv("NO_COLOR", raising=False)
     return home

@@ -59,7 +59,7 @@ def test_six_task_dag_under_each_task_boundary(loop, git_repo: Path, boundary: s
     assert loop("reset", "confirm", "9", "--session", session, cwd=repo).exit_code == 0
 
     handed_out = []
-    for _ in range(6):
+    for count in range(1, 7):
         step = json.loads(
             loop("execute-tasks", "9", "--json", "--session", session, cwd=repo).stdout
         )
@@ -85,18 +85,31 @@ def test_six_task_dag_under_each_task_boundary(loop, git_repo: Path, boundary: s
         )
         assert done.exit_code == 0, done.output
         directive = json.loads(done.stdout)
-        assert directive["reset"] == EXPECTED_RESET[boundary]
-        assert directive["reason"] == (
-            f"task {task_id} done (contextManagement.taskBoundary: {boundary})"
-        )
+        # The last task's checkpoint also enters needs-review: one reset for both
+        # boundaries, the stronger one (phaseBoundary: clear).
+        last = count == 6
+        reset = "clear" if last else EXPECTED_RESET[boundary]
+        reason = f"task {task_id} done (contextManagement.taskBoundary: {boundary})"
+        if last:
+            reason += (
+                "; phase boundary implementation → needs-review "
+                "(contextManagement.phaseBoundary: clear): one reset for both"
+            )
+        assert directive["reset"] == reset
+        assert directive["reason"] == reason
         assert directive["checkpoint"]["commit"] == git(repo, "rev-parse", "HEAD").stdout.strip()
         assert trailers(repo, "HEAD") == {
             "Loop-Item": ITEM,
             "Loop-Task": task_id,
-            "Loop-Phase": "implementation",
-            "Loop-Reset": EXPECTED_RESET[boundary],
+            "Loop-Phase": "needs-review" if last else "implementation",
+            "Loop-Reset": reset,
             "Loop-Checkpoint": directive["checkpoint"]["id"],
         }
+        if last:
+            session = "s-review"  # a clear starts a fresh session
+            confirm = loop("reset", "confirm", "9", "--session", session, cwd=repo)
+            assert confirm.exit_code == 0, confirm.output
+            continue
         if boundary == "clear":
             session = f"s-after-{task_id}"  # a clear starts a fresh session
         if boundary != "off":
@@ -120,10 +133,12 @@ def test_six_task_dag_under_each_task_boundary(loop, git_repo: Path, boundary: s
     assert len(entries) == 7
     for entry in entries:
         assert entry.next and entry.context
-    assert entries[0].context.startswith("cleared — phase boundary")
-    word = {"clear": "cleared", "compact": "compacted", "off": "none"}[boundary]
-    for entry in entries[1:]:
-        assert entry.context.startswith(f"{word} — task ")
+    assert entries[0].context.startswith("clear (about to): phase boundary")
+    word = {"clear": "clear (about to):", "compact": "compact (about to):", "off": "none:"}
+    for entry in entries[1:-1]:
+        assert entry.context.startswith(f"{word[boundary]} task ")
+    assert entries[-1].context.startswith("clear (about to): task ")
+    assert entries[-1].summary.endswith("; entered needs-review")
 
     # One commit per checkpoint, every one carrying the trailers.
     shas = git(repo, "rev-list", f"{base}..HEAD").stdout.split()
@@ -131,12 +146,13 @@ def test_six_task_dag_under_each_task_boundary(loop, git_repo: Path, boundary: s
     assert all("Loop-Checkpoint" in trailers(repo, sha) for sha in shas)
     assert git(repo, "status", "--porcelain").stdout == ""
 
-    # Every task done: the next call moves the item to needs-review (a phase boundary).
+    # Every task done: the last checkpoint moved the item to needs-review already, so
+    # the next call only hands out the review brief, with no second reset.
     final = json.loads(loop("execute-tasks", "9", "--json", cwd=repo).stdout)
     assert final["step"] == "complete"
-    assert final["reset"]["reset"] == "clear"
+    assert final["reset"] is None
     assert "phase: needs-review" in (item / "execution-log.md").read_text()
-    assert loop("doctor", cwd=repo).exit_code == 1  # the last clear is not confirmed yet
+    assert loop("doctor", cwd=repo).exit_code == 0  # every reset was confirmed
 
 
 def test_execute_tasks_refuses_an_unlocked_task_list(loop, git_repo: Path) -> None:

@@ -127,11 +127,11 @@ def test_walk_from_new_to_all_tasks_done(loop, git_repo: Path, monkeypatch) -> N
     assert _phase(repo) == "implementation"
     log = (item_dir / "execution-log.md").read_text()
     assert log.count("\n### ") == entries_before + 1
-    assert "- **Context:** cleared — phase boundary tasks-breakdown → implementation" in log
+    assert "- **Context:** clear (about to): phase boundary tasks-breakdown → implementation" in log
     assert "| implementation | 2026-11-30 | @cy (2026-11-30) |  |" in log
     assert loop("reset", "confirm", "5", "--session", "s-impl", cwd=repo).exit_code == 0
 
-    # Walk the DAG; the mirror stays on implementation until every task is done.
+    # Walk the DAG; the mirror stays on implementation until the last task's checkpoint.
     for task_id in ("1", "2", "3"):
         step = loop("execute-tasks", "5", cwd=repo)
         assert step.exit_code == 0, step.output
@@ -144,15 +144,16 @@ def test_walk_from_new_to_all_tasks_done(loop, git_repo: Path, monkeypatch) -> N
             "--did",
             f"task {task_id} built",
             "--next",
-            f"continue with the task after {task_id} in the DAG",
+            f"hand out the task after {task_id}: `loop execute-tasks 5`",
             cwd=repo,
         )
         assert done.exit_code == 0, done.output
-        assert "reset: compact" in done.stdout
-        assert _phase(repo) == "implementation"
+        # the last task's checkpoint also enters needs-review: one (clear) reset
+        assert ("reset: clear" if task_id == "3" else "reset: compact") in done.stdout
+        assert _phase(repo) == ("needs-review" if task_id == "3" else "implementation")
         assert loop("reset", "confirm", "5", "--session", "s-impl", cwd=repo).exit_code == 0
 
-    # All done: the next call crosses into needs-review.
+    # All done: the last checkpoint crossed into needs-review; the next call briefs it.
     final = loop("execute-tasks", "5", cwd=repo)
     assert final.exit_code == 0, final.output
     assert _phase(repo) == "needs-review"

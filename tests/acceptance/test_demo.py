@@ -41,8 +41,7 @@ def test_the_demo_walks_the_example_item_to_needs_review(tmp_path: Path) -> None
     repo = tmp_path / "greeter"
     subjects = git(repo, "log", "--format=%s").stdout.splitlines()
     assert subjects == [
-        "chore(issue-1): checkpoint phase needs-review",
-        "chore(issue-1): checkpoint task 4",
+        "chore(issue-1): checkpoint task 4",  # the last task's checkpoint enters needs-review
         "chore(issue-1): checkpoint task 3",
         "chore(issue-1): checkpoint task 2",
         "chore(issue-1): checkpoint task 1",

@@ -169,7 +169,9 @@ def assert_completed(root: Path, crashed: Crash) -> None:
     (entry,) = found
     assert entry.next == NEXT
     assert entry.fields["did"] == "wrote the config key"
-    assert entry.context == "compacted — task 1 done (contextManagement.taskBoundary: compact)"
+    assert entry.context == (
+        "compact (about to): task 1 done (contextManagement.taskBoundary: compact)"
+    )
     assert entry.fields["wip"] == f"committed with this entry (Loop-Checkpoint: {crashed.id})"
     # the repaired log continues what the crash left (a torn tail is completed, not doubled)
     log_now = (root / LOG).read_bytes()

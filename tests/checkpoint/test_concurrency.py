@@ -147,7 +147,7 @@ def test_waiting_longer_than_the_timeout_fails_and_names_the_holder(project: Pat
         "hint: wait for it to finish and run the command again "
         "(LOOP_LOCK_TIMEOUT sets how long to wait)"
     )
-    assert 1.0 <= waited < 30
+    assert waited >= 1.0  # it did wait out LOOP_LOCK_TIMEOUT (communicate() bounds a hang)
     after = snapshot(project)
     for key in ("tasks", "log", "index", "head", "resets"):
         assert after[key] == before[key], key

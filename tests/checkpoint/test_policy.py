@@ -351,10 +351,21 @@ def test_mid_task_off_means_no_reset(verdict: Verdict) -> None:
     )
 
 
-@pytest.mark.parametrize("mid_task", ["compact", "off"])
-def test_mid_task_without_a_reading_means_no_reset(mid_task: str) -> None:
-    decision = boundary_reset(policy(mid_task=mid_task), Boundary.MID_TASK, what="interim")
-    assert decision == Decision(Reset.NONE, "interim; no pressure reading, so no reset")
+def test_mid_task_without_a_reading_takes_the_safe_side() -> None:
+    # a missing reading is a gap, not a roomy window: compaction, never a clear
+    decision = boundary_reset(policy(mid_task="compact"), Boundary.MID_TASK, what="interim")
+    assert decision == Decision(
+        Reset.COMPACT,
+        "interim; no pressure reading (a gap, not a low reading), so compaction to be safe "
+        "(contextManagement.midTask: compact; never clear mid-task)",
+    )
+
+
+def test_mid_task_without_a_reading_and_mid_task_off_means_no_reset() -> None:
+    decision = boundary_reset(policy(mid_task="off"), Boundary.MID_TASK, what="interim")
+    assert decision == Decision(
+        Reset.NONE, "interim; no pressure reading, and contextManagement.midTask is off"
+    )
 
 
 def test_mid_task_verdict_straight_from_a_reading() -> None:
@@ -367,9 +378,9 @@ def test_mid_task_verdict_straight_from_a_reading() -> None:
 @pytest.mark.parametrize(
     ("reset", "line"),
     [
-        (Reset.CLEAR, "cleared — task 3 done"),
-        (Reset.COMPACT, "compacted — task 3 done"),
-        (Reset.NONE, "none — task 3 done"),
+        (Reset.CLEAR, "clear (about to): task 3 done"),
+        (Reset.COMPACT, "compact (about to): task 3 done"),
+        (Reset.NONE, "none: task 3 done"),
     ],
 )
 def test_context_line(reset: Reset, line: str) -> None:
@@ -378,7 +389,9 @@ def test_context_line(reset: Reset, line: str) -> None:
 
 def test_context_line_from_a_boundary_decision() -> None:
     decision = boundary_reset(policy(task="clear"), Boundary.TASK, what="task 3 done")
-    assert context_line(decision) == "cleared — task 3 done (contextManagement.taskBoundary: clear)"
+    assert context_line(decision) == (
+        "clear (about to): task 3 done (contextManagement.taskBoundary: clear)"
+    )
 
 
 def test_enum_values_are_the_json_words() -> None:

@@ -79,7 +79,7 @@ def test_prepare_writes_an_open_record_in_an_ignored_state_folder(root: Path) ->
     )
     assert record.open
     on_disk = json.loads((folder(root) / "20260724T120030Z-aaaaaa.json").read_text())
-    assert on_disk == record.to_json()
+    assert on_disk == record.to_state()  # stored as written; --json shows camelCase
     assert (state_dir(root) / ".gitignore").read_text() == (
         "# loop's runtime state: never commit\n*\n"
     )
@@ -118,7 +118,7 @@ def test_compact_completes_on_the_same_session(root: Path, monkeypatch: pytest.M
     assert closed.updated == "2026-07-24T12:05:00Z"
     assert resets.open_resets(root) == []
     assert not (folder(root) / "cp-1.json").exists()
-    assert history(root) == [closed.to_json()]
+    assert history(root) == [closed.to_state()]
 
 
 def test_compact_refuses_a_different_session(root: Path) -> None:
@@ -177,7 +177,7 @@ def test_abort(root: Path) -> None:
     assert aborted.note == "aborted by request"
     assert aborted.confirmed_session is None
     assert resets.open_resets(root) == []
-    assert history(root) == [aborted.to_json()]
+    assert history(root) == [aborted.to_state()]
 
 
 def test_abort_with_a_reason(root: Path) -> None:
@@ -278,9 +278,9 @@ def test_history_has_one_line_per_resolved_record(
     lines = (folder(root) / "history.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(lines) == 3
     assert [json.loads(line) for line in lines] == [
-        first.to_json(),
-        second.to_json(),
-        third.to_json(),
+        first.to_state(),
+        second.to_state(),
+        third.to_state(),
     ]
     assert [json.loads(line)["state"] for line in lines] == ["completed", "aborted", "completed"]
     # the history is not a record: it never shows up as an open reset

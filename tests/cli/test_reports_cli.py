@@ -470,7 +470,8 @@ def test_graph_text(loop: Loop, build_tree: Build) -> None:
 def test_graph_text_of_a_cycle_names_the_blocked_tasks(loop: Loop, build_tree: Build) -> None:
     root = project(build_tree, item_files("issue-4", CYCLE))
     result = loop("graph", "4", cwd=root)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # drawn, and the cycle is an error
+    assert "error: cycle: 1 → 2 → 3 → 1" in result.stderr
     assert out_lines(result)[:2] == [
         "issue-4: 3 tasks, 0 done, 0 ready, 0 wave(s)",
         "  blocked for good: 1, 2, 3",
@@ -519,7 +520,7 @@ def test_graph_mermaid(loop: Loop, build_tree: Build) -> None:
 def test_graph_mermaid_marks_a_cycle_blocked(loop: Loop, build_tree: Build) -> None:
     root = project(build_tree, item_files("issue-4", CYCLE))
     result = loop("graph", "4", "--format", "mermaid", cwd=root)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
     assert result.stdout.count(":::blocked") == 3
 
 

@@ -401,3 +401,42 @@ def test_ring_of_100k_is_one_cycle() -> None:
     assert codes(report) == ["dag.cycle"]
     assert report.cycles == (tuple(str(i) for i in range(1, n + 1)),)
     assert len(report.unschedulable) == n
+
+
+# --- rendering titles literally ----------------------------------------------------
+
+
+def test_mermaid_and_dot_labels_print_titles_literally() -> None:
+    from the_loop.dag.render import render_dot, render_mermaid
+    from the_loop.tasks import parse_tasks
+
+    title = 'Say "hi" — uses `code`, a <b> tag and C:\\path'
+    tasks = parse_tasks(f"- [ ] 1. {title}\n- [ ] 2. Next\n  - _Depends on:_ 1\n", Path("t.md"))
+    dag = analyze(tasks)
+    mermaid = render_mermaid("issue-1", tasks, dag)
+    assert (
+        '  T1["1 Say #quot;hi#quot; — uses `code`, a #lt;b#gt; tag and C:\\path"]:::ready'
+        in mermaid.splitlines()
+    )
+    assert "\\u" not in mermaid and "\\#" not in mermaid
+    dot = render_dot("issue-1", tasks, dag)
+    assert (
+        '  "1" [label="1. Say \\"hi\\" — uses `code`, a <b> tag and C:\\\\path\\n(ready)", '
+        'fillcolor="#d0ebff"];' in dot.splitlines()
+    )
+    assert "\\u" not in dot
+
+
+def test_an_unknown_dependency_is_an_error_only_when_every_task_line_was_read() -> None:
+    from the_loop.tasks import parse_tasks
+
+    certain = analyze(parse_tasks("- [ ] 1. A\n- [ ] 2. B\n  - _Depends on:_ 3\n", Path("t.md")))
+    assert [(f.level, f.code) for f in certain.findings] == [
+        (Level.ERROR, "dag.unknown-dependency")
+    ]
+    text = "- [ ] 1. A\n- [ ] Three, without its id\n- [ ] 2. B\n  - _Depends on:_ 3\n"
+    unsure = analyze(parse_tasks(text, Path("t.md")))
+    (finding,) = unsure.findings
+    assert (finding.level, finding.code) == (Level.WARNING, "dag.unconfirmed-dependency")
+    assert "line 2 was not understood" in finding.message
+    assert unsure.ready == ("1",)  # task 2 still waits: its dependency is not done

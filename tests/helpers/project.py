@@ -151,9 +151,9 @@ def make_project(
 ) -> Path:
     """A project whose item ``issue-7`` has approved specs and (``enter``) is in implementation.
 
-    The phase crossing's own reset is aborted, so ``loop doctor`` starts
-    healthy, and whatever the crossing did not commit is committed, so the
-    tree starts clean.
+    The phase crossing's own reset is confirmed (from a fresh session, as
+    after a clear), so ``loop doctor`` starts healthy, and whatever the
+    crossing did not commit is committed, so the tree starts clean.
     """
     root.mkdir(parents=True, exist_ok=True)
     if repo:
@@ -173,7 +173,7 @@ def make_project(
     if enter:
         ok(root, "execute-tasks", "7", env=env)
         if (root / RESETS).is_dir() and list((root / RESETS).glob("*.json")):
-            ok(root, "reset", "abort", "7", env=env)
+            ok(root, "reset", "confirm", "7", "--session", "setup-session", env=env)
     if repo and git(root, "status", "--porcelain"):
         # the crossing committed only what checkpoint.stage allows (or nothing)
         git(root, "add", "-A")

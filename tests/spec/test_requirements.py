@@ -78,13 +78,38 @@ def test_headings_that_are_not_ids_define_nothing_silently(heading: str) -> None
 
 
 @pytest.mark.parametrize(
-    "heading", ["### R1a — x", "### R0 — x", "### R01 — x", "### R1.2 — x", "### Requirement 1.2"]
+    "heading", ["### R1x2 — x", "### R1.2.3 — x", "### R1b2 — x", "### Requirement 1.2.3"]
 )
-def test_malformed_heading_ids_warn_and_open_no_section(heading: str) -> None:
+def test_malformed_heading_ids_are_not_understood_and_open_no_section(heading: str) -> None:
     reqs = parse(f"## Requirements\n\n{heading}\n\n1. criterion\n")
     assert dict(reqs.ids) == {}
     assert codes(reqs) == [("req.malformed-id", 3)]
     assert reqs.findings[0].level is Level.WARNING
+    assert reqs.findings[0].message.startswith("not understood: heading")
+    assert not reqs.complete
+
+
+@pytest.mark.parametrize(
+    ("heading", "ids"),
+    [
+        ("### R1a — x", ["R1a", "R1a.1"]),
+        ("## Requirement 0 — Audit", ["R0", "R0.1"]),
+        ("### Requirement 6b — later", ["R6b", "R6b.1"]),
+        ("### US4 — Login", ["US4", "US4.1"]),
+        ("### SEC-2: Secrets", ["SEC2", "SEC2.1"]),
+        ("#### R1.2 — a criterion as a heading", ["R1.2"]),
+    ],
+)
+def test_any_family_letter_suffix_and_zero_define_ids(heading: str, ids: list[str]) -> None:
+    reqs = parse(f"## Requirements\n\n{heading}\n\n1. criterion\n")
+    assert list(reqs.ids) == ids
+    assert reqs.findings == ()
+    assert reqs.complete
+
+
+@pytest.mark.parametrize("heading", ["### V2 API", "### H2 headings matter", "### S3 bucket"])
+def test_a_capital_and_a_number_without_a_separator_is_a_plain_heading(heading: str) -> None:
+    assert dict(parse(f"{heading}\n\n1. item\n").ids) == {}
 
 
 # --------------------------------------------------------------------------- #
@@ -264,9 +289,12 @@ def test_acceptance_section_in_a_requirements_file_also_defines_ac_ids() -> None
     assert list(reqs.ids) == ["AC1"]
 
 
-def test_markers_outside_acceptance_sections_are_text() -> None:
-    reqs = parse("### R1 — t\n1. a (AC9)\n")
-    assert reqs.ids["R1.1"].text == "a (AC9)"
+def test_a_marker_on_a_requirements_criterion_is_its_other_name() -> None:
+    reqs = parse("### R1 — t\n1. a (AC9)\n2. b, see (AC9) above\n   and more.\n")
+    assert reqs.ids["R1.1"].text == "a"
+    assert dict(reqs.aliases) == {"AC9": "R1.1"}  # a marker mid-text is a reference
+    assert reqs.resolve("AC9") == "R1.1"
+    assert reqs.findings == ()
 
 
 # --------------------------------------------------------------------------- #
@@ -322,8 +350,8 @@ def test_a_label_on_a_numbered_item_wins_over_its_position() -> None:
     assert codes(reqs) == [("req.explicit-id-differs", 3)]
 
 
-@pytest.mark.parametrize("label", ["R1.2.3", "R0", "R1.x", "AC1.2"])
-def test_malformed_labels_warn(label: str) -> None:
+@pytest.mark.parametrize("label", ["R1.2.3", "R1x2", "R1.x", "AC1.2.3"])
+def test_malformed_labels_are_not_understood(label: str) -> None:
     reqs = parse(f"- **{label}** text\n")
     assert dict(reqs.ids) == {}
     assert codes(reqs) == [("req.malformed-id", 1)]
@@ -408,7 +436,7 @@ def test_values_are_frozen() -> None:
 
 
 def test_findings_are_sorted_by_line() -> None:
-    reqs = parse("### R1a\n### R1 — t\n1. a\n3. b\n### R1 — dup\n")
+    reqs = parse("### R1x2\n### R1 — t\n1. a\n3. b\n### R1 — dup\n")
     assert [line for _, line in codes(reqs)] == [1, 4, 5]
 
 

@@ -187,7 +187,9 @@ def test_unreadable_statement_is_a_warning_and_adds_nothing() -> None:
         ("A", "dispatcher", None),
         ("A", "7dispatcher", None),
         ("A", None, None),
-        ("Task7", None, None),
+        ("Task7", None, "7"),
+        ("task_7", None, "7"),
+        ("Tusk7", None, None),
     ],
 )
 def test_node_task_id(node: str, label: str | None, task_id: str | None) -> None:
@@ -236,7 +238,7 @@ def test_mermaid_only_gives_the_dependencies() -> None:
     assert result.findings == ()
 
 
-def test_fields_win_and_every_disagreement_is_a_warning() -> None:
+def test_the_sources_join_and_a_transitive_reduction_agrees() -> None:
     text = tasks_file(
         """\
         - [ ] 1. One
@@ -250,17 +252,35 @@ def test_fields_win_and_every_disagreement_is_a_warning() -> None:
         "graph LR\n  1 --> 2\n  2 --> 3\n  3 --> 4\n",
     )
     result = parse_tasks(text, PATH)
-    assert result.dependency_source == "both"
-    assert [t.depends_on for t in result.tasks] == [(), ("1",), ("1", "2"), None]
-    assert [(f.code, f.level, f.where and f.where.line) for f in result.findings] == [
-        ("tasks.mermaid-mismatch", Level.WARNING, 6),
-        ("tasks.mermaid-mismatch", Level.WARNING, 7),
-    ]
-    assert result.findings[0].message == (
-        "task 3 (line 6) says 1, 2, but the mermaid flowchart (line 14) says 2"
+    assert result.dependency_source == "fields+mermaid"
+    # Task 3: the chart draws only 2 → 3, but 1 → 2 → 3 orders 1 first too. Task 4
+    # states nothing in its fields, so the chart's 3 → 4 is its dependency.
+    assert [t.depends_on for t in result.tasks] == [(), ("1",), ("1", "2"), ("3",)]
+    assert [t.depends_line for t in result.tasks] == [2, 4, 6, 15]
+    assert result.findings == ()
+
+
+def test_a_real_disagreement_is_a_warning_with_both_places_and_both_edges_kept() -> None:
+    text = tasks_file(
+        """\
+        - [ ] 1. One
+          - _Depends on:_ none
+        - [ ] 2. Two
+          - _Depends on:_ none
+        - [ ] 3. Three
+          - _Depends on:_ 1
+        """,
+        "graph LR\n  T2 --> T3\n  T1 --> T2\n",
     )
+    result = parse_tasks(text, PATH)
+    assert [t.depends_on for t in result.tasks] == [(), ("1",), ("1", "2")]
+    assert [(f.code, f.level, f.where and f.where.line) for f in result.findings] == [
+        ("tasks.mermaid-mismatch", Level.WARNING, 4),
+        ("tasks.mermaid-mismatch", Level.WARNING, 6),
+    ]
     assert result.findings[1].message == (
-        "task 4 states no dependencies, but the mermaid flowchart (line 15) says 3"
+        "task 3: its dependency statement (line 6) says 1, but the mermaid flowchart "
+        "(line 12) says 2 (2 only in the mermaid flowchart); loop uses both"
     )
 
 
@@ -278,8 +298,8 @@ def test_a_flowchart_that_names_no_task_is_not_the_dag() -> None:
     result = parse_tasks(text, PATH)
     assert result.dependency_source == "none"
     assert [(f.code, f.level, f.where and f.where.line) for f in result.findings] == [
-        ("tasks.mermaid-no-tasks", Level.INFO, 7),
         ("tasks.no-dependencies", Level.INFO, 1),
+        ("tasks.mermaid-no-tasks", Level.INFO, 7),
     ]
 
 

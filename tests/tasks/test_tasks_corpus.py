@@ -23,17 +23,27 @@ FILES = sorted(SPECS.glob("*/tasks.md")) if SPECS.is_dir() else []
 
 # item: (tasks, done, dependency_source, [(finding code, line)])
 EXPECTED: dict[str, tuple[int, int, str, list[tuple[str, int]]]] = {
-    "issue-1": (25, 15, "fields", []),
-    "issue-11": (5, 5, "fields", []),
-    "issue-12": (5, 5, "fields", []),
-    "issue-15": (10, 10, "both", []),
-    "issue-17": (6, 6, "fields", []),
-    "issue-18": (7, 7, "fields", []),
-    "issue-21": (6, 6, "both", [("tasks.mermaid-mismatch", 62)]),
-    "issue-25": (7, 7, "fields", []),
-    "issue-32": (8, 8, "both", []),
-    "issue-36": (6, 6, "fields", []),
-    "issue-70": (10, 10, "fields", []),
+    # The chains under "## Dependency graph (DAG)" (lines 94–97) order 1, 6 before 3,
+    # 3 before 5 and 5, 7, 9 before 8; the fields of tasks 3, 5 and 8 do not.
+    "issue-1": (
+        25,
+        15,
+        "fields+prose",
+        [("tasks.dag-mismatch", 26), ("tasks.dag-mismatch", 31), ("tasks.dag-mismatch", 37)],
+    ),
+    "issue-11": (5, 5, "fields+prose", []),
+    "issue-12": (5, 5, "fields+prose", []),
+    "issue-15": (10, 10, "fields+mermaid+prose", []),
+    "issue-17": (6, 6, "fields+prose", []),
+    "issue-18": (7, 7, "fields+prose", []),
+    # The chart leaves out 3 → 6 but draws 3 → 4 → 6: the same order, no mismatch.
+    "issue-21": (6, 6, "fields+mermaid", []),
+    # Box-drawing art (lines 65–66) is not read; line 68 `(1 also → 5)` is.
+    "issue-25": (7, 7, "fields+prose", [("tasks.dag-unreadable", 65)]),
+    "issue-32": (8, 8, "fields+mermaid", []),
+    "issue-36": (6, 6, "fields+prose", []),
+    # `1 → {2, 3, 4, 5} → 6` (line 98) orders 5 before 6; task 6's field says 2, 3, 4.
+    "issue-70": (10, 10, "fields+prose", [("tasks.dag-mismatch", 58)]),
     "issue-78": (5, 5, "none", [("tasks.no-dependencies", 15)]),
     "issue-80": (10, 10, "fields", []),
 }
@@ -131,19 +141,28 @@ def test_mermaid_graph_agrees_with_the_fields(
     text = (SPECS / item / "tasks.md").read_text()
     with_fields = parse_tasks(text, Path("tasks.md"))
     without = parse_tasks(re.sub(r"(?m)^  - _Depends on:_.*\n", "", text), Path("tasks.md"))
-    assert without.dependency_source == "mermaid"
+    assert without.dependency_source in ("mermaid", "mermaid+prose")
     assert [f for f in without.findings if f.level is not Level.INFO] == []
     from_graph = {t.id: t.depends_on for t in without.tasks}
     from_fields = {t.id: t.depends_on for t in with_fields.tasks}
     assert {k: v for k, v in from_graph.items() if from_fields[k] != v} == disagree
 
 
-def test_issue_21_mismatch_names_the_task_and_both_lines() -> None:
-    (finding,) = corpus("issue-21").findings
-    assert finding.level is Level.WARNING
+def test_a_chart_drawing_the_transitive_reduction_agrees_with_the_fields() -> None:
+    """issue-21: task 6's field says 2, 3, 4, 5; the chart draws 3 → 4 → 6, not 3 → 6."""
+    result = corpus("issue-21")
+    assert result.findings == ()
+    assert result.tasks[5].depends_on == ("2", "3", "4", "5")
+
+
+def test_issue_70_mismatch_names_both_places() -> None:
+    (finding,) = corpus("issue-70").findings
+    assert (finding.level, finding.where and finding.where.line) == (Level.WARNING, 58)
     assert finding.message == (
-        "task 6 (line 62) says 2, 3, 4, 5, but the mermaid flowchart (line 76) says 2, 4, 5"
+        "task 6: its dependency statement (line 58) says 2, 3, 4, but the dependency chain "
+        "(line 98) says 2, 3, 4, 5 (5 only in the dependency chain); loop uses both"
     )
+    assert corpus("issue-70").tasks[5].depends_on == ("2", "3", "4", "5")
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.parent.name)

@@ -2,7 +2,9 @@
 
 An interrupted checkpoint (its journal still present) is finished, or undone
 if its commit can no longer happen; open resets are listed for ``loop reset
-confirm|abort`` (never replayed); stray backups are noted.
+confirm|abort`` (never replayed); stray backups are noted. ``--repair`` also
+closes the open resets left behind (as aborted: never replayed), except one
+the repair itself has just prepared, which has not been shown to anyone yet.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ class DoctorReport:
     recovered: checkpoint.Recovery | None = None
     discarded: checkpoint.Journal | None = None
     open_resets: list[resets.ResetRecord] = field(default_factory=list)
+    closed_resets: list[resets.ResetRecord] = field(default_factory=list)
     stray: list[Path] = field(default_factory=list)
 
     @property
@@ -50,6 +53,7 @@ class DoctorReport:
                 else None
             ),
             "openResets": [r.to_json() for r in self.open_resets],
+            "closedResets": [r.to_json() for r in self.closed_resets],
             "stray": [str(p) for p in self.stray],
             "discarded": self.discarded.plan.id if self.discarded else None,
         }
@@ -75,6 +79,11 @@ class DoctorReport:
                 f"checkpoint {j.plan.id} of {j.plan.item} was interrupted after: "
                 f"{', '.join(j.done) or 'nothing'} → run `loop doctor --repair`"
             )
+        for record in self.closed_resets:
+            out.append(
+                f"closed open reset: {record.mode} for {record.item} after checkpoint "
+                f"{record.checkpoint} (never confirmed; recorded as aborted)"
+            )
         for record in self.open_resets:
             out.append(
                 f"open reset: {record.mode} for {record.item} after checkpoint "
@@ -96,9 +105,18 @@ def diagnose(root: Path, *, repair: bool = False, discard: bool = False) -> Doct
     elif repair:
         with project_lock(root):
             report.recovered = checkpoint.recover(root)
+            report.closed_resets = _close_left_over(root, report.recovered)
     report.interrupted = checkpoint.pending(root)
     report.open_resets = resets.open_resets(root)
     folder = state_dir(root)
     if folder.is_dir() and report.interrupted is None:
         report.stray = sorted(folder.glob("*.log.orig"))
     return report
+
+
+def _close_left_over(root: Path, recovered: checkpoint.Recovery | None) -> list[resets.ResetRecord]:
+    """Close open resets, keeping the one this repair's recovery just prepared."""
+    fresh = recovered.outcome.record if recovered and recovered.outcome else None
+    left = [r for r in resets.open_resets(root) if fresh is None or r.id != fresh.id]
+    note = "closed by `loop doctor --repair`: never confirmed"
+    return [resets.close(root, record, "aborted", note=note) for record in left]

@@ -10,53 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from the_loop.checkpoint import resets
 from the_loop.checkpoint.policy import Decision, context_line
 from the_loop.checkpoint.transaction import CommitSpec, Plan, new_id, wip_text
-from the_loop.errors import UsageError
 from the_loop.io import atomic, clock
 from the_loop.io.templating import render, render_string
 from the_loop.spec.project import ItemContext
-
-# A Next: that a fresh session could not act on. Compared lower-cased, stripped.
-_VAGUE = {
-    "",
-    "-",
-    "—",
-    "...",
-    "…",
-    "?",
-    "tbd",
-    "todo",
-    "n/a",
-    "na",
-    "none",
-    "nothing",
-    "next",
-    "continue",
-    "keep going",
-    "carry on",
-    "proceed",
-    "more",
-    "work",
-    "next task",
-    "next step",
-    "the next task",
-    "continue working",
-    "do the rest",
-    "finish",
-}
-
-
-def check_next(text: str) -> str:
-    """Return ``text`` when it is a concrete next step; else raise ``UsageError``."""
-    cleaned = " ".join(text.split())
-    if cleaned.lower().rstrip(".!") in _VAGUE or len(cleaned.split()) < 3:
-        raise UsageError(
-            f"--next must name a concrete next step a fresh session can act on, got {text!r}",
-            hint='e.g. --next "implement task 4: retry budget in PollState (tests in '
-            'tests/test_poll.py)"',
-        )
-    return cleaned
 
 
 @dataclass(frozen=True)
@@ -98,14 +57,22 @@ def build(
     log_status: str | None = None,
     transition: tuple[str, str, str] | None = None,
     session: str | None = None,
+    settle_all: bool = False,
 ) -> Plan:
-    """A complete checkpoint plan for ``ctx``'s item."""
+    """A complete checkpoint plan for ``ctx``'s item.
+
+    Open resets this checkpoint supersedes (the same session's; every one with
+    ``settle_all``) are named in the entry's **Corrections:** line and closed
+    by the checkpoint's reset step: the log is append-only, so an announced
+    reset that did not happen is corrected by a later line, never rewritten.
+    """
 
     root = ctx.project.root
     settings = ctx.config.checkpoint
     checkpoint_id = new_id()
     log = ctx.item.artifacts["execution-log"].path
     wip, will_commit = wip_text(root, settings.commit, checkpoint_id, log)
+    settled = resets.superseded_by(root, ctx.item.id, session, every_session=settle_all)
     entry_text = render(
         "log-entry.md.j2",
         stamp=clock.minute_stamp(clock.utc_now()),
@@ -117,6 +84,7 @@ def build(
         context=context_line(decision),
         blockers=entry.blockers,
         wip=wip,
+        corrections=[found.sentence() for found in settled],
     )
     commit = None
     if will_commit:
@@ -165,6 +133,7 @@ def build(
         commit=commit,
         session=session,
         wip=wip,
+        supersedes=tuple((f.record, f.mode, f.checkpoint, f.state, f.why) for f in settled),
     )
 
 

@@ -2,7 +2,8 @@
 
 Boundaries map to resets through ``contextManagement`` (``enabled: false``
 means loop asks for no reset at all). Mid-task the only reset is compaction,
-and only when the window is under pressure. The pressure verdict has two arms,
+and only when the window is under pressure or its pressure is unknown (the
+safe side). The pressure verdict has two arms,
 tokens in use and percent of the window; the stricter wins, and a missing
 token count is reported as a gap, never read as zero.
 """
@@ -54,12 +55,30 @@ class Decision:
     reason: str
 
 
-_CONTEXT_WORD = {Reset.CLEAR: "cleared", Reset.COMPACT: "compacted", Reset.NONE: "none"}
-
-
 def context_line(decision: Decision) -> str:
-    """The ``Context:`` line of a log entry: ``cleared — <why>``."""
-    return f"{_CONTEXT_WORD[decision.reset]} — {decision.reason}"
+    """The ``Context:`` line of a log entry: the reset about to happen, and why.
+
+    The entry is written before the reset (that is the checkpoint), so it says
+    what is about to happen, ``clear (about to): <why>``, never that it did. A
+    reset that then does not happen is corrected by a later entry: ``loop reset
+    abort`` appends one, and so does the next checkpoint that supersedes it.
+    """
+    if decision.reset is Reset.NONE:
+        return f"none: {decision.reason}"
+    return f"{decision.reset.value} (about to): {decision.reason}"
+
+
+_STRENGTH = {Reset.NONE: 0, Reset.COMPACT: 1, Reset.CLEAR: 2}
+
+
+def one_reset(task: Decision, phase: Decision) -> Decision:
+    """The single reset for a task boundary that is also a phase boundary: the stronger.
+
+    The last task's checkpoint enters the next phase too; two resets in a row
+    (a compact for the task, then a clear for the phase) would be one too many.
+    """
+    chosen = phase if _STRENGTH[phase.reset] >= _STRENGTH[task.reset] else task
+    return Decision(chosen.reset, f"{task.reason}; {phase.reason}: one reset for both")
 
 
 def boundary_reset(
@@ -81,7 +100,16 @@ def boundary_reset(
 
 def _mid_task(policy: ContextPolicy, what: str, verdict: Verdict | None) -> Decision:
     if verdict is None:
-        return Decision(Reset.NONE, f"{what}; no pressure reading, so no reset")
+        # A missing reading is a gap, never evidence of a roomy window: the safe side.
+        if policy.mid_task == "off":
+            return Decision(
+                Reset.NONE, f"{what}; no pressure reading, and contextManagement.midTask is off"
+            )
+        return Decision(
+            Reset.COMPACT,
+            f"{what}; no pressure reading (a gap, not a low reading), so compaction to be "
+            "safe (contextManagement.midTask: compact; never clear mid-task)",
+        )
     if verdict is Verdict.NO_OP:
         return Decision(Reset.NONE, f"{what}; pressure verdict no_op")
     if policy.mid_task == "off":

@@ -75,6 +75,9 @@ class Plan:
     commit: CommitSpec | None = None
     session: str | None = None
     wip: str = ""
+    # Open resets this checkpoint settles, as resets.Supersession fields (the
+    # journal is JSON): closed in the reset step, before the new one is prepared.
+    supersedes: tuple[tuple[str, str, str, str, str], ...] = ()
 
 
 @dataclass
@@ -107,7 +110,8 @@ class Outcome:
     warnings: tuple[str, ...] = ()
     record: resets.ResetRecord | None = None
     ticked: bool = False
-    files: tuple[str, ...] = ()  # what the commit holds, repository-relative
+    committed_files: tuple[str, ...] = ()  # repository-relative paths in the commit
+    settled: tuple[resets.Supersession, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -118,12 +122,16 @@ class Outcome:
                 "commit": self.commit,
                 "commitStatus": self.commit_status,
                 "entry": self.entry_digest,
-                "committedFiles": list(self.files),
+                "committedFiles": list(self.committed_files),
             },
             "item": self.item,
             "task": self.task,
             "phase": self.phase,
             "warnings": list(self.warnings),
+            "settledResets": [
+                {"checkpoint": s.checkpoint, "mode": s.mode, "state": s.state, "why": s.why}
+                for s in self.settled
+            ],
         }
 
 
@@ -242,7 +250,8 @@ def _forward(root: Path, journal: Journal) -> Outcome:
         warnings=tuple(warnings),
         record=record,
         ticked=plan.tick_to is not None,
-        files=tuple(journal.committed_files),
+        committed_files=tuple(journal.committed_files),
+        settled=tuple(resets.Supersession(*row) for row in plan.supersedes),
     )
 
 
@@ -330,6 +339,10 @@ def _same_message_head(root: Path, message: str) -> str | None:
 
 def _step_reset(root: Path, journal: Journal) -> resets.ResetRecord | None:
     plan = journal.plan
+    for row in plan.supersedes:
+        resets.settle(root, resets.Supersession(*row))
+    # Whatever else this session still owes (another item's reset) did not happen.
+    resets.skip_superseded(root, plan.session, plan.id)
     if plan.reset == Reset.NONE.value:
         return None
     digest = journal.appended["digest"] if journal.appended else ""
@@ -390,6 +403,7 @@ def _load(root: Path) -> Journal | None:
         )
         if plan_data.get("transition"):
             plan_data["transition"] = tuple(plan_data["transition"])
+        plan_data["supersedes"] = tuple(tuple(row) for row in plan_data.get("supersedes", ()))
         plan = Plan(**plan_data)
         rest = {k: v for k, v in data.items() if k != "plan"}
         return Journal(plan, **rest)

@@ -9,6 +9,7 @@ result as text or, with ``--json``, as JSON.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from dataclasses import dataclass
 from functools import cached_property
@@ -43,6 +44,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "context": ("the_loop.cli.cmd_context", "context", "Tasks and checkpoints"),
     "reset": ("the_loop.cli.cmd_recover", "reset", "Recover"),
     "doctor": ("the_loop.cli.cmd_recover", "doctor", "Recover"),
+    "install": ("the_loop.cli.cmd_install", "install", "Agent harnesses"),
+    "hook": ("the_loop.cli.cmd_hook", "hook", "Agent harnesses"),
 }
 SECTIONS = (
     "Set up",
@@ -50,6 +53,7 @@ SECTIONS = (
     "See where things stand",
     "Tasks and checkpoints",
     "Recover",
+    "Agent harnesses",
 )
 
 
@@ -100,11 +104,14 @@ class LoopGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         debug = bool(ctx.params.get("debug"))
+        # `loop --json …` or `loop <command> … --json`: errors are JSON as well.
+        json_output = bool(ctx.params.get("json_output")) or "--json" in ctx.args
         try:
             return guarded(
                 lambda: super(LoopGroup, self).invoke(ctx),
                 debug=debug,
                 crash_dir=lambda: _crash_dir(ctx),
+                json_output=json_output,
             )
         finally:
             _report_recoveries()
@@ -136,13 +143,24 @@ class LoopGroup(click.Group):
 @click.option("--json", "json_output", is_flag=True, help="Print results as JSON.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @click.option(
+    "--no-color",
+    "no_color",
+    is_flag=True,
+    help="No colour, even on a terminal (env NO_COLOR, any non-empty value, does the same).",
+)
+@click.option(
     "--no-cache",
     is_flag=True,
     help="Read every file afresh, without loop's parse cache (also: LOOP_NO_CACHE=1).",
 )
 @click.pass_context
 def cli(
-    ctx: click.Context, repo: Path | None, json_output: bool, debug: bool, no_cache: bool
+    ctx: click.Context,
+    repo: Path | None,
+    json_output: bool,
+    debug: bool,
+    no_color: bool,
+    no_cache: bool,
 ) -> None:
     """loop keeps an AI coding agent's work on a spec, one checkpoint at a time.
 
@@ -153,9 +171,19 @@ def cli(
     ticked, execution-log entry written, work committed.
 
     Start with `loop init`, then `loop new "<title>"` and `loop work-on <id>`.
+
+    \b
+    Environment variables:
+      LOOP_SESSION_ID    stands in for --session (the agent session's id)
+      LOOP_LOCK_TIMEOUT  seconds to wait for another loop command's lock (30)
+      NO_COLOR           any non-empty value: no colour, as --no-color
+      LOOP_NOW           pins the clock (ISO-8601 UTC), for demos and tests
+      LOOP_NO_CACHE      1 (any value but 0): no parse cache, as --no-cache
     """
     from the_loop.io import content_cache
 
+    if no_color or os.environ.get("NO_COLOR"):
+        ctx.color = False  # every echo below this context inherits it
     content_cache.switch_off(no_cache)  # per invocation: tests run many in one process
     ctx.obj = Env(cwd=Path.cwd(), repo_option=repo, json=json_output, debug=debug)
 

@@ -23,7 +23,11 @@ FULL = click.option(
 
 
 def _print(answer: Answer) -> None:
+    if answer.notes:
+        click.echo(answer.notes, nl=False, err=True)
     click.echo(answer.text, nl=False)
+    if answer.errors:
+        click.echo(answer.errors, nl=False, err=True)
     if answer.exit:
         raise click.exceptions.Exit(answer.exit)
 
@@ -107,7 +111,18 @@ def check(env: Env, item_ref: str | None, all_items: bool, strict: bool, json_ou
 @json_option
 @click.pass_obj
 def graph(env: Env, item_ref: str, fmt: str, json_output: bool) -> None:
-    """Draw the task DAG with task states, waves and the critical path."""
-    from the_loop.cli.item_answers import graph_answer
+    """Draw the task DAG with task states, waves and the critical path.
 
-    _print(graph_answer(env.root, env.cwd, item_ref, fmt=fmt, as_json=wants_json(env, json_output)))
+    A graph with errors (a cycle, an unknown or duplicate task) is still drawn
+    as far as it can be; the errors follow on stderr and the exit code is 1.
+    """
+    from the_loop.cli.item_answers import NotesThenError, graph_answer
+
+    try:
+        answer = graph_answer(
+            env.root, env.cwd, item_ref, fmt=fmt, as_json=wants_json(env, json_output)
+        )
+    except NotesThenError as exc:
+        click.echo(exc.notes, nl=False, err=True)
+        raise exc.error from None
+    _print(answer)

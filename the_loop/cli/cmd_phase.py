@@ -206,6 +206,12 @@ def finish(env: Env, item_ref: str, by: str, session: str | None, json_output: b
     crossing = run(ItemReport(ctx), by, session=session)
     assert crossing.outcome is not None
     if wants_json(env, json_output):
-        emit_json(crossing.outcome.to_json())
+        closed = [r.to_json() for r in crossing.closed_resets]
+        emit_json({**crossing.outcome.to_json(), "closedResets": closed})
         return
     echo_outcome(crossing.outcome, ctx.project.root, then=f"loop status {ctx.item.id}")
+    for record in crossing.closed_resets:
+        click.echo(
+            f"closed open reset: {record.mode} after checkpoint {record.checkpoint} "
+            "(never confirmed; recorded as aborted)"
+        )

@@ -9,11 +9,21 @@ import click
 
 from the_loop.cli.app import Env
 from the_loop.cli.directive import SESSION, echo_dry, echo_outcome, mark_dispatched
-from the_loop.cli.output import dim, emit_json, good, heading, json_option, wants_json, warn
+from the_loop.cli.output import (
+    dim,
+    echo_problems,
+    emit_json,
+    good,
+    heading,
+    json_option,
+    wants_json,
+    warn,
+)
 from the_loop.errors import UsageError
 
 if TYPE_CHECKING:
     from the_loop.checkpoint.policy import PressureReading
+    from the_loop.spec.project import ItemContext
 
 ITEM = click.argument("item_ref", metavar="ID")
 TASK = click.argument("task_id", metavar="N")
@@ -27,14 +37,15 @@ def task() -> None:
 @task.command()
 @ITEM
 @TASK
+@SESSION
 @json_option
 @click.pass_obj
-def start(env: Env, item_ref: str, task_id: str, json_output: bool) -> None:
+def start(env: Env, item_ref: str, task_id: str, session: str | None, json_output: bool) -> None:
     """Mark task N in progress (refused while a dependency is open)."""
     from the_loop.spec.project import open_item
     from the_loop.workflow.task_transitions import start_task
 
-    started = start_task(open_item(env.root, item_ref, cwd=env.cwd), task_id)
+    started = start_task(open_item(env.root, item_ref, cwd=env.cwd), task_id, session=session)
     if wants_json(env, json_output):
         emit_json({"task": started.id, "state": "in-progress"})
         return
@@ -53,7 +64,12 @@ def start(env: Env, item_ref: str, task_id: str, json_output: bool) -> None:
 @click.option(
     "--verify",
     is_flag=True,
-    help="Run the task's _Test:_ command first; a failing test means not done.",
+    help="Run the task's _Test:_ command, after every other check; a failing test means not done.",
+)
+@click.option(
+    "--adopt",
+    is_flag=True,
+    help="The task was ticked by hand: record its checkpoint now, without ticking it again.",
 )
 @SESSION
 @json_option
@@ -67,6 +83,7 @@ def done(
     tests: str | None,
     blockers: str,
     verify: bool,
+    adopt: bool,
     session: str | None,
     json_output: bool,
 ) -> None:
@@ -74,21 +91,33 @@ def done(
 
     The checkpoint ticks the task in tasks.md, appends an execution-log entry
     (Did, Checkpoint/tests, Next, Context), mirrors the phase and commits the
-    work in progress; only then is the reset directive printed.
+    work in progress; only then is the reset directive printed. The last
+    task's checkpoint also enters needs-review, with one reset for both.
+
+    Every quick check (the words of --did and --next, the lock, the approval,
+    the task's state and dependencies) runs before the test of --verify.
     """
+    from the_loop.cli.progress import showing_run
     from the_loop.spec.project import open_item
-    from the_loop.workflow.task_transitions import done_task
-    from the_loop.workflow.task_transitions import verify as run_verify
+    from the_loop.workflow.task_tests import run_test
+    from the_loop.workflow.task_transitions import done_task, prepare_done
 
     ctx = open_item(env.root, item_ref, cwd=env.cwd)
-    verification = None
-    if verify or ctx.config.checkpoint.verify_tests:
-        verification = run_verify(ctx, task_id)
-    outcome = done_task(
+    request = prepare_done(
         ctx,
         task_id,
         did=did,
         next_step=next_step,
+        adopt=adopt,
+        verify=True if verify else None,  # else checkpoint.verifyTests decides
+    )
+    verification = None
+    if request.test is not None:
+        with showing_run(request.test.shown):
+            verification = run_test(request.test)
+    outcome = done_task(
+        ctx,
+        request,
         tests=tests,
         blockers=blockers,
         verification=verification,
@@ -98,7 +127,10 @@ def done(
         emit_json(outcome.to_json())
         mark_dispatched(outcome, ctx.project.root)
         return
-    echo_outcome(outcome, ctx.project.root, then=f"loop execute-tasks {ctx.item.id}")
+    then = f"loop execute-tasks {ctx.item.id}"
+    if outcome.phase == "needs-review":
+        then = f"loop work-on {ctx.item.id} (the review brief)"
+    echo_outcome(outcome, ctx.project.root, then=then)
 
 
 @click.command(name="checkpoint")
@@ -208,26 +240,66 @@ def pressure(
     _echo_reading(reading)
 
 
+class _AgentChoice(click.Choice):
+    """The agent kinds; a bare ``--agent`` (value "") means ``agent.kind`` from config."""
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> str:
+        if value == "":
+            return ""
+        return str(super().convert(value, param, ctx))
+
+
 @click.command(name="execute-tasks")
 @ITEM
+@click.option(
+    "--agent",
+    "agent",
+    type=_AgentChoice(["claude", "codex", "command"]),
+    is_flag=False,
+    flag_value="",
+    default=None,
+    help="Drive the DAG with a headless agent until it is done (bare --agent: agent.kind).",
+)
+@click.option("--max-tasks", type=click.IntRange(min=1), help="With --agent: stop after N tasks.")
+@click.option("--until", "until", metavar="TASK", help="With --agent: stop once TASK is done.")
 @click.option("--dry-run", is_flag=True, help="Only say what would be done.")
 @SESSION
 @json_option
 @click.pass_obj
 def execute_tasks(
-    env: Env, item_ref: str, dry_run: bool, session: str | None, json_output: bool
+    env: Env,
+    item_ref: str,
+    agent: str | None,
+    max_tasks: int | None,
+    until: str | None,
+    dry_run: bool,
+    session: str | None,
+    json_output: bool,
 ) -> None:
-    """Walk the task DAG, one step per call (guide mode).
+    """Walk the task DAG: one step per call, or all of it with --agent.
 
     Entering implementation crosses a phase boundary: checkpoint and the
     phaseBoundary reset. Otherwise hands out the next ready task (marked in
     progress) with its brief. Report back with `loop task done`, then call
     this again. When every task is done the item moves to needs-review.
+
+    With --agent claude|codex|command, loop runs the agent itself, task after
+    task: it verifies each task's test, checkpoints, and performs every reset
+    (a fresh session after a clear, a compacted one after a compact) until the
+    DAG is done, a task fails for good (exit 1) or Ctrl-C (exit 130; a rerun
+    resumes). See docs/agents.md.
     """
     from the_loop.spec.project import open_item
     from the_loop.workflow.execute_tasks import execute_step
 
+    if agent is None and (max_tasks is not None or until is not None):
+        raise UsageError("--max-tasks and --until go with --agent")
     ctx = open_item(env.root, item_ref, cwd=env.cwd)
+    if agent is not None:
+        _drive(ctx, agent or None, max_tasks, until, dry_run, wants_json(env, json_output))
+        return
     step = execute_step(ctx, dry_run=dry_run, session=session)
     if wants_json(env, json_output):
         emit_json(step.to_json())
@@ -251,6 +323,36 @@ def execute_tasks(
         click.echo(step.brief, nl=False)
 
 
+def _drive(
+    ctx: ItemContext,
+    agent: str | None,
+    max_tasks: int | None,
+    until: str | None,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """``execute-tasks --agent``: the headless driver, its events and summary."""
+    import os
+    import sys
+
+    from the_loop.cli.agent_output import EventPrinter, echo_plan
+    from the_loop.driver.run import DriveOptions, drive
+
+    options = DriveOptions(agent=agent, max_tasks=max_tasks, until=until, env=dict(os.environ))
+    if dry_run:
+        from the_loop.driver.dry_run import plan_run
+
+        plan = plan_run(ctx, options)
+        if as_json:
+            emit_json(plan.to_json())
+        else:
+            echo_plan(plan)
+        return
+    summary = drive(ctx, options, EventPrinter(as_json=as_json, live=sys.stderr))
+    if summary.exit_code:
+        raise click.exceptions.Exit(summary.exit_code)
+
+
 @click.command(name="log")
 @ITEM
 @click.option(
@@ -268,7 +370,8 @@ def log_cmd(env: Env, item_ref: str, last: int, json_output: bool) -> None:
     from the_loop.log.execution_log import read_log, tail_entries
     from the_loop.spec.project import open_item
 
-    ctx = open_item(env.root, item_ref, cwd=env.cwd)
+    ctx = open_item(env.root, item_ref, cwd=env.cwd, tolerant=True)
+    echo_problems(ctx.problems)
     path = ctx.item.artifacts["execution-log"].path
     if not path.exists():
         raise UsageError(
@@ -302,7 +405,8 @@ def resume(env: Env, item_ref: str, json_output: bool) -> None:
     from the_loop.workflow.briefs import resume_brief
     from the_loop.workflow.item_report import ItemReport
 
-    report = ItemReport(open_item(env.root, item_ref, cwd=env.cwd))
+    report = ItemReport(open_item(env.root, item_ref, cwd=env.cwd, tolerant=True))
+    echo_problems(report.ctx.problems)
     text = resume_brief(report)
     if wants_json(env, json_output):
         entry = report.last_entry

@@ -14,12 +14,37 @@ from the_loop.checkpoint.policy import Decision, Reset
 from the_loop.checkpoint.transaction import Outcome
 from the_loop.cli.output import bad, dim, good, heading, warn
 
+
+def resolve_session_option(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> str | None:
+    """``--session`` (or LOOP_SESSION_ID), else the session loop can tell is running.
+
+    The harness's own variable (Claude Code, Codex) or the one live session the
+    hooks recorded; see ``the_loop.checkpoint.sessions.resolve_session``.
+    """
+    if value:
+        return value
+    from the_loop.checkpoint.sessions import resolve_session
+    from the_loop.cli.app import Env
+    from the_loop.errors import LoopError
+
+    env = ctx.find_object(Env)
+    try:
+        root = env.root if env is not None else None
+    except LoopError:
+        root = None  # the command itself reports a missing project
+    return resolve_session(root, None)
+
+
 SESSION = click.option(
     "--session",
     envvar="LOOP_SESSION_ID",
     metavar="ID",
-    help="The agent session taking this checkpoint (env LOOP_SESSION_ID); lets "
-    "`loop reset confirm` tell a compaction (same session) from a clear (new one).",
+    callback=resolve_session_option,
+    help="The agent session taking this checkpoint (env LOOP_SESSION_ID; inside Claude "
+    "Code or Codex found by itself); lets loop tell a compaction (same session) from a "
+    "clear (new one).",
 )
 
 _FILES_SHOWN = 10  # the rest are counted; --json lists them all
@@ -48,10 +73,12 @@ def checkpoint_lines(outcome: Outcome) -> list[str]:
     else:
         parts.append(outcome.commit_status)
     lines = [good("checkpoint ") + outcome.id + dim(": " + ", ".join(parts))]
-    if outcome.files:
-        shown = ", ".join(outcome.files[:_FILES_SHOWN])
-        more = len(outcome.files) - _FILES_SHOWN
-        lines.append(dim("  files: ") + shown + (f" and {more} more" if more > 0 else ""))
+    files = outcome.committed_files
+    if files:
+        shown = ", ".join(files[:_FILES_SHOWN])
+        more = f" and {len(files) - _FILES_SHOWN} more" if len(files) > _FILES_SHOWN else ""
+        lines.append(dim(f"  committed files: {shown}{more}"))
+    lines += [warn("corrected: ") + s.sentence() for s in outcome.settled]
     lines += [warn("warning: ") + w for w in outcome.warnings]
     return lines
 

@@ -6,11 +6,16 @@ the file system raised (permissions, a full disk, a read-only file) → a
 loop → exit 3 with a one-line message, and a crash report (version, command,
 traceback) written where the message says (the traceback on screen only with
 ``--debug``). The table is pinned by tests/cli/test_exit_codes.py.
+
+With ``--json`` an error is JSON too, on stdout, so a caller parsing the output
+never meets text: ``{"ok": false, "error": {"kind", "message", "path", "line",
+"col", "hint", "details", "exitCode"}}``; stderr stays empty.
 """
 
 from __future__ import annotations
 
 import errno
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -38,46 +43,53 @@ _OS_HINTS = {
 
 
 def guarded(
-    call: Callable[[], T], *, debug: bool, crash_dir: Callable[[], Path | None] = lambda: None
+    call: Callable[[], T],
+    *,
+    debug: bool,
+    crash_dir: Callable[[], Path | None] = lambda: None,
+    json_output: bool = False,
 ) -> T:
     """Run ``call``; map failures onto ``click.exceptions.Exit`` with our codes.
 
     ``crash_dir`` names the folder for a crash report (the project's state dir);
-    it is asked only when loop has a bug to report.
+    it is asked only when loop has a bug to report. ``json_output``: report an
+    error as JSON on stdout instead of text on stderr.
     """
     try:
         return call()
-    except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
+    except (click.exceptions.Exit, click.exceptions.Abort):
         raise
+    except click.ClickException as exc:
+        if not json_output:
+            raise
+        _emit_error("usage", exc.format_message(), int(exc.exit_code))
+        raise click.exceptions.Exit(exc.exit_code) from None
     except LoopError as exc:
-        _report(exc, debug)
+        _report(exc, debug, json_output)
     except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
+        if json_output:
+            _emit_error("interrupted", "interrupted", int(ExitCode.INTERRUPTED))
+        else:
+            click.echo("interrupted", err=True)
         raise click.exceptions.Exit(int(ExitCode.INTERRUPTED)) from None
     except BrokenPipeError:
         # The reader went away (e.g. `loop graph | head`); nothing left to say.
         sys.stderr.close()
         raise click.exceptions.Exit(int(ExitCode.FAILURE)) from None
     except OSError as exc:
-        _report(file_system_error(exc), debug)
+        _report(file_system_error(exc), debug, json_output)
     except Exception as exc:
-        if debug:
-            _print_traceback()
-        report = _write_crash_report(exc, crash_dir)
-        where = f"; details in {shown_path(report)}" if report else ""
-        click.echo(
-            f"internal error: {type(exc).__name__}: {exc}\n"
-            f"this is a bug in loop{where}; run the command again with --debug for the traceback",
-            err=True,
-        )
-        raise click.exceptions.Exit(int(ExitCode.INTERNAL)) from None
+        _internal(exc, debug, crash_dir, json_output)
     raise AssertionError("unreachable")  # every except above raises
 
 
-def _report(exc: LoopError, debug: bool) -> None:
+def _report(exc: LoopError, debug: bool, json_output: bool = False) -> None:
     if debug:
         _print_traceback()
-    click.echo(_styled_error(_relative(exc).render()), err=True)
+    if json_output:
+        _emit_loop_error(_relative(exc))
+    else:
+        click.echo(_styled_error(_relative(exc).render()), err=True)
     raise click.exceptions.Exit(int(exc.exit_code)) from None
 
 
@@ -85,6 +97,54 @@ def _print_traceback() -> None:
     import traceback  # only when something went wrong: it costs start-up time
 
     traceback.print_exc(file=sys.stderr)
+
+
+def _internal(
+    exc: Exception, debug: bool, crash_dir: Callable[[], Path | None], json_output: bool
+) -> None:
+    """A bug in loop: one line, a crash report, exit 3."""
+    if debug:
+        _print_traceback()
+    report = _write_crash_report(exc, crash_dir)
+    where = f"; details in {shown_path(report)}" if report else ""
+    text = f"internal error: {type(exc).__name__}: {exc}"
+    hint = f"this is a bug in loop{where}; run the command again with --debug for the traceback"
+    if json_output:
+        _emit_error("internal", text, int(ExitCode.INTERNAL), hint=hint)
+    else:
+        click.echo(f"{text}\n{hint}", err=True)
+    raise click.exceptions.Exit(int(ExitCode.INTERNAL)) from None
+
+
+def _emit_loop_error(exc: LoopError) -> None:
+    where = exc.where
+    # The kind is the documented error class it belongs to (errors.py): usage, config, …
+    named = next(c for c in type(exc).__mro__ if c.__module__ == LoopError.__module__)
+    _emit_error(
+        named.__name__.removesuffix("Error").lower() or "loop",
+        exc.message,
+        int(exc.exit_code),
+        hint=exc.hint,
+        details=list(exc.details),
+        path=str(where.path) if where else None,
+        line=where.line if where else None,
+        col=where.col if where else None,
+    )
+
+
+def _emit_error(kind: str, message: str, exit_code: int, **extra: object) -> None:
+    error: dict[str, object] = {
+        "kind": kind,
+        "message": message,
+        "path": None,
+        "line": None,
+        "col": None,
+        "hint": None,
+        "details": [],
+    }
+    error.update({k: v for k, v in extra.items() if v is not None})
+    error["exitCode"] = exit_code
+    click.echo(json.dumps({"ok": False, "error": error}, indent=2, ensure_ascii=False))
 
 
 def file_system_error(exc: OSError) -> FileSystemError:

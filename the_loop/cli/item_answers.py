@@ -2,7 +2,8 @@
 
 Each function takes the project root, the current folder and the parsed options,
 and returns an :class:`Answer`: the text for stdout (with colour codes, which
-are stripped when stdout is not a terminal) and the exit code. The click
+are stripped when stdout is not a terminal), what goes to stderr before and
+after it, and the exit code. The click
 commands in ``the_loop.cli.cmd_items`` and the quick path in
 ``the_loop.cli.quick`` both print these, so the two cannot drift apart.
 """
@@ -34,10 +35,34 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Answer:
-    """What a report command prints (all of stdout) and its exit code."""
+    """What a report command prints (all of stdout and stderr) and its exit code.
+
+    ``notes`` go to stderr before the answer (problems that did not stop the
+    command, such as an item's bad override), ``errors`` after it.
+    """
 
     text: str
     exit: int = 0
+    notes: str = ""
+    errors: str = ""
+
+
+class NotesThenError(Exception):
+    """An error met after ``notes`` were made: they are printed first, then ``error``."""
+
+    def __init__(self, notes: str, error: Exception) -> None:
+        super().__init__(str(error))
+        self.notes = notes
+        self.error = error
+
+
+def _lines(lines: list[str]) -> str:
+    return "".join(line + "\n" for line in lines)
+
+
+def problems_text(report: ItemReport) -> str:
+    """The findings that did not stop a read-only command, as ``echo_problems`` prints them."""
+    return _lines([finding_line(f) for f in report.ctx.problems])
 
 
 def reports(root: Path, cwd: Path, item_ref: str | None, all_items: bool) -> list[ItemReport]:
@@ -47,7 +72,7 @@ def reports(root: Path, cwd: Path, item_ref: str | None, all_items: bool) -> lis
     if item_ref and all_items:
         raise UsageError("give a work item or --all, not both")
     if item_ref:
-        return [ItemReport(open_item(root, item_ref, cwd=cwd))]
+        return [ItemReport(open_item(root, item_ref, cwd=cwd, tolerant=True))]
     if not all_items:
         raise UsageError("name a work item (e.g. `42` or `issue-42`) or pass --all")
     project = open_project(root)
@@ -78,6 +103,7 @@ def next_answer(
     from the_loop.workflow.answer_limits import LIST_LIMIT
 
     report = reports(root, cwd, item_ref, False)[0]
+    notes = problems_text(report)
     if as_json:
         data, failing = next_task.next_answer(
             report, all_ready=all_ready, limit=None if full else LIST_LIMIT
@@ -86,7 +112,7 @@ def next_answer(
     else:
         view = next_task.next_view(report, all_ready=all_ready)
         text, failing = view.render(), view.failing
-    return Answer(text, int(ExitCode.FAILURE) if failing else 0)
+    return Answer(text, int(ExitCode.FAILURE) if failing else 0, notes)
 
 
 def check_answer(
@@ -131,21 +157,40 @@ def _spec_root(root: Path) -> Path:
 
 
 def graph_answer(root: Path, cwd: Path, item_ref: str, *, fmt: str, as_json: bool) -> Answer:
-    """``loop graph``: the task DAG as text, mermaid, DOT or JSON."""
+    """``loop graph``: the task DAG as text, mermaid, DOT or JSON.
+
+    A graph with errors is still drawn as far as it can be; the errors follow
+    (on stderr, or as ``errors`` in the JSON) and the exit code is 1.
+    """
+    from the_loop.workflow import graph_view
+
     report = reports(root, cwd, item_ref, False)[0]
+    notes = problems_text(report)
     if not report.item.artifacts["tasks"].exists:
-        raise UsageError(
+        missing = UsageError(
             f"{report.id} has no tasks.md yet",
             hint=f"`loop work-on {report.id}` says what comes first",
         )
+        raise NotesThenError(notes, missing) if notes else missing
     if as_json:
-        from the_loop.workflow.graph_view import graph_answer as graph_data
-
-        return Answer(json_table_text(graph_data(report)))
+        data, errors = graph_view.graph_answer(report)
+        data = {**data, "errors": [relative_finding(f).to_json() for f in errors]}
+        exit_code = int(ExitCode.FAILURE) if errors else 0
+        return Answer(json_table_text(data), exit_code, notes)
     from the_loop.dag.render import RENDERERS
 
     assert report.tasks is not None and report.dag is not None
-    return Answer(RENDERERS[fmt](report.id, report.tasks, report.dag))
+    text = RENDERERS[fmt](report.id, report.tasks, report.dag)
+    errors = graph_view.graph_errors(report)
+    if not errors:
+        return Answer(text, 0, notes)
+    lines = [
+        bad("error: ") + f"the task graph of {report.id} has {len(errors)} error(s); "
+        "what is drawn leaves out what they break"
+    ]
+    lines += ["  " + finding_line(f).replace("\n", "\n  ") for f in errors]
+    lines.append(f"hint: `loop check {report.id}` lists every finding")
+    return Answer(text, int(ExitCode.FAILURE), notes, _lines(lines))
 
 
 # --- status as text ---------------------------------------------------------------
@@ -178,6 +223,19 @@ def status_lines(v: ItemStatus) -> list[str]:
                 + dim(f"  — {v.resume.stamp}"),
             )
         )
+    for problem in v.tick_problems:
+        what = (
+            "ticked without a checkpoint"
+            if problem.kind == "no-checkpoint"
+            else "its checkpoint commit is gone from history"
+        )
+        rows.append(
+            (
+                "tick",
+                bad(f"task {problem.task.id} {what}")
+                + dim(f"  ({v.tasks_path}:{problem.task.line}) → {problem.command}"),
+            )
+        )
     for record in v.open_resets:
         rows.append(
             (
@@ -187,6 +245,13 @@ def status_lines(v: ItemStatus) -> list[str]:
                     f"confirmed ({record.state})"
                 )
                 + dim(f"  → loop reset confirm {v.id} --session <id>"),
+            )
+        )
+    if v.skipped_resets:
+        rows.append(
+            (
+                "resets",
+                dim(f"{v.skipped_resets} skipped (the session went on without the reset)"),
             )
         )
     if v.interrupted_checkpoint:

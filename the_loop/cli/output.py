@@ -31,6 +31,7 @@ __all__ = [
     "bad",
     "dim",
     "echo_findings",
+    "echo_problems",
     "emit_json",
     "emit_json_table",
     "finding_line",
@@ -70,3 +71,12 @@ def emit_json_table(data: dict[str, Any]) -> None:
 def echo_findings(findings: Iterable[Finding]) -> None:
     for finding in findings:
         click.echo(finding_line(finding))
+
+
+def echo_problems(problems: Iterable[Finding]) -> None:
+    """Findings that did not stop a read-only command (an item's bad override), on stderr.
+
+    stdout keeps only the command's own answer, so ``--json`` output stays JSON.
+    """
+    for finding in problems:
+        click.echo(finding_line(finding), err=True)

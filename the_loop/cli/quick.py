@@ -17,6 +17,7 @@ output and exit code.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -95,13 +96,28 @@ def run(argv: list[str]) -> int | None:
     from the_loop.cli.text import strip_ansi
 
     try:
+        _err(answer.notes)
         sys.stdout.write(strip_ansi(answer.text))
         sys.stdout.flush()
+        _err(answer.errors)
     except BrokenPipeError:
         # The reader went away (`loop graph --json | head`); nothing left to say.
         sys.stderr.close()
         return 1
     return answer.exit
+
+
+def _err(text: str) -> None:
+    """``text`` on stderr as ``click.echo(err=True)`` prints it (colour only on a terminal)."""
+    if not text:
+        return
+    from the_loop.cli.text import strip_ansi
+
+    if os.environ.get("NO_COLOR") or not sys.stderr.isatty():
+        text = strip_ansi(text)
+    sys.stdout.flush()  # what came before on stdout stays before
+    sys.stderr.write(text)
+    sys.stderr.flush()
 
 
 def _answer(line: _Line) -> Answer:

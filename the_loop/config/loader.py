@@ -24,6 +24,9 @@ from the_loop.io.textfile import decode_utf8
 
 CONFIG_DIR = ".the-loop"
 CONFIG_FILE = "config.yaml"
+# The upstream format's name for the same file; read where config.yaml is absent.
+UPSTREAM_CONFIG_FILE = "harness-config.yaml"
+# loop's own phases: the default `workflow.phases`.
 PHASES = (
     "not-started",
     "brainstorming",
@@ -34,7 +37,25 @@ PHASES = (
     "needs-review",
     "complete",
 )
-OPTIONAL_PHASES = frozenset({"brainstorming"})
+# Every phase the upstream format names, in its order: loop's eight and four
+# optional ones. A configured list keeps this order.
+ALL_PHASES = (
+    "not-started",
+    "phase-selection",
+    "brainstorming",
+    "requirements-definition",
+    "design",
+    "test-planning",
+    "tasks-breakdown",
+    "implementation",
+    "verification",
+    "needs-review",
+    "complete",
+    "cleanup",
+)
+OPTIONAL_PHASES = frozenset(
+    {"phase-selection", "brainstorming", "test-planning", "verification", "cleanup"}
+)
 
 Path_ = tuple[str | int, ...]
 
@@ -86,12 +107,41 @@ class CheckpointSettings:
 
 
 @dataclass(frozen=True)
+class TestingSettings:
+    """``testing``, the part loop itself acts on: how a task's test command runs."""
+
+    shell: bool = False  # run _Test:_ commands through `sh -c`
+
+
+@dataclass(frozen=True)
+class ClaudeAgentSettings:
+    """``agent.claude``: how Claude Code runs headless."""
+
+    allowed_tools: tuple[str, ...]
+    model: str | None
+    args: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CodexAgentSettings:
+    """``agent.codex``: how Codex runs headless."""
+
+    sandbox: str
+    model: str | None
+    args: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class AgentSettings:
     """``agent``: the headless driver."""
 
     kind: str
     command: tuple[str, ...]
     timeout_seconds: int
+    max_attempts: int
+    backoff_seconds: float
+    claude: ClaudeAgentSettings
+    codex: CodexAgentSettings
 
 
 @dataclass(frozen=True)
@@ -116,6 +166,7 @@ class Config:
     checkpoint: CheckpointSettings
     agent: AgentSettings
     warnings: tuple[Finding, ...] = field(default=())
+    testing: TestingSettings = field(default=TestingSettings())
 
 
 @dataclass(frozen=True)
@@ -128,8 +179,22 @@ class OverrideSource:
 
 
 def config_path(repo: Path) -> Path:
-    """Where the repository's config file lives."""
-    return repo / CONFIG_DIR / CONFIG_FILE
+    """Where the repository's config file lives.
+
+    ``.the-loop/config.yaml``; where it is absent and the upstream name
+    ``.the-loop/harness-config.yaml`` exists, that one. With both present,
+    ``ConfigError`` names both: loop will not guess which one is meant.
+    """
+    folder = repo / CONFIG_DIR
+    ours, upstream = folder / CONFIG_FILE, folder / UPSTREAM_CONFIG_FILE
+    if ours.is_file() and upstream.is_file():
+        raise ConfigError(
+            f"two config files: {ours} and {upstream}",
+            where=Where(upstream),
+            hint=f"keep one: {UPSTREAM_CONFIG_FILE} is the upstream name of {CONFIG_FILE}; "
+            "move its settings into the other and delete it",
+        )
+    return upstream if upstream.is_file() and not ours.exists() else ours
 
 
 def check_file(path: Path) -> list[Finding]:
@@ -205,13 +270,22 @@ def with_overrides(base: Config, overrides: Sequence[OverrideSource]) -> Config:
     return _build(merged, origins, base.file, [*base.warnings, *findings])
 
 
-def _raise_if_failing(findings: list[Finding]) -> None:
-    if failing(findings):
-        raise ConfigError(
+class InvalidConfig(ConfigError):
+    """A config (or a work item's overrides) with errors; ``findings`` lists each one."""
+
+    def __init__(self, findings: list[Finding]) -> None:
+        ordered = sorted_findings(findings)
+        super().__init__(
             "the configuration is invalid",
-            details=tuple(f.render() for f in sorted_findings(findings)),
+            details=tuple(f.render() for f in ordered),
             hint="fix the findings above; `loop config validate` checks the file alone",
         )
+        self.findings = tuple(ordered)
+
+
+def _raise_if_failing(findings: list[Finding]) -> None:
+    if failing(findings):
+        raise InvalidConfig(findings)
 
 
 def _read(path: Path, text: str | None = None) -> tuple[Any, dict[str, Any] | None, list[Finding]]:
@@ -362,7 +436,7 @@ def _spec_dir_check(spec_dir: str, where: Any) -> list[Finding]:
 
 def _phase_checks(phases: list[str], where: Any) -> list[Finding]:
     missing = [p for p in PHASES if p not in phases and p not in OPTIONAL_PHASES]
-    order = [p for p in PHASES if p in phases]
+    order = [p for p in ALL_PHASES if p in phases]
     findings = []
     if missing:
         findings.append(
@@ -371,7 +445,9 @@ def _phase_checks(phases: list[str], where: Any) -> list[Finding]:
                 "config.phases-missing",
                 "$.workflow.phases: required phases missing: " + ", ".join(missing),
                 where(("workflow", "phases")),
-                hint="only brainstorming may be dropped from workflow.phases",
+                hint="only the optional phases ("
+                + ", ".join(p for p in ALL_PHASES if p in OPTIONAL_PHASES)
+                + ") may be left out of workflow.phases",
             )
         )
     elif list(phases) != order or len(set(phases)) != len(phases):
@@ -551,10 +627,29 @@ def _build(
             hook_timeout_seconds=int(cp["hookTimeoutSeconds"]),
             max_file_bytes=int(cp["maxFileBytes"]),
         ),
-        agent=AgentSettings(
-            kind=ag["kind"], command=tuple(ag["command"]), timeout_seconds=int(ag["timeoutSeconds"])
-        ),
+        agent=_agent(ag),
         warnings=tuple(f for f in findings if f.level is not Level.ERROR),
+        testing=TestingSettings(shell=bool(merged.get("testing", {}).get("shell", False))),
+    )
+
+
+def _agent(ag: Mapping[str, Any]) -> AgentSettings:
+    claude = ag["claude"]
+    codex = ag["codex"]
+    return AgentSettings(
+        kind=ag["kind"],
+        command=tuple(ag["command"]),
+        timeout_seconds=int(ag["timeoutSeconds"]),
+        max_attempts=int(ag["maxAttempts"]),
+        backoff_seconds=float(ag["backoffSeconds"]),
+        claude=ClaudeAgentSettings(
+            allowed_tools=tuple(claude["allowedTools"]),
+            model=claude.get("model"),
+            args=tuple(claude["args"]),
+        ),
+        codex=CodexAgentSettings(
+            sandbox=codex["sandbox"], model=codex.get("model"), args=tuple(codex["args"])
+        ),
     )
 
 

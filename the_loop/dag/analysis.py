@@ -19,9 +19,11 @@ Conventions
   graph uses; later ones are reported and otherwise ignored.
 * **Blocked for good.** A task that is not done is *unschedulable* when it sits
   on a cycle (a non-trivial strongly connected component, or a
-  self-dependency), depends on an id that does not exist, or depends on a task
-  that is not done and unschedulable. Only unfinished dependencies block: a done
-  task never holds anything up.
+  self-dependency), depends on an id that does not exist, has a dependency
+  statement the reader did not understand (``Task.unread_depends_line``: it may
+  wait for something loop cannot see), or depends on a task that is not done and
+  unschedulable. Only unfinished dependencies block: a done task never holds
+  anything up.
 
 The ``next`` ranking
 --------------------
@@ -76,7 +78,7 @@ _NEARBY = 2
 def id_sort_key(task_id: str) -> IdKey:
     """Sort key for task ids: dotted numbers numerically, then the rest by text.
 
-    ``"3"`` < ``"3.2"`` < ``"10"`` < ``"T1"``. The id itself is the last
+    ``"3"`` < ``"3.2"`` < ``"10"`` < ``"10b"`` < ``"11"`` < ``"T1"``. The id itself is the last
     element so that ``"03"`` and ``"3"`` still compare deterministically.
     """
     if task_id.isdigit() and task_id.isascii():  # the common case, kept cheap
@@ -85,6 +87,14 @@ def id_sort_key(task_id: str) -> IdKey:
     # isascii: str.isdigit() also accepts digits such as "²" that int() rejects.
     if all(p.isascii() and p.isdigit() for p in parts):
         return (0, tuple(int(p) for p in parts), task_id)
+    head, last = parts[:-1], parts[-1]
+    if (
+        len(last) > 1
+        and last[-1].isalpha()
+        and all(p.isascii() and p.isdigit() for p in (*head, last[:-1]))
+    ):
+        # `12b` sorts right after 12 (same numbers, then the suffixed id)
+        return (0, tuple(int(p) for p in (*head, last[:-1])), task_id)
     return (1, (), task_id)
 
 
@@ -194,7 +204,7 @@ def _analyze(task_list: TaskList) -> DagReport:
     findings: list[Finding] = []
     first = _first_definitions(task_list, findings)
     graph = _build_graph(task_list.path, first)
-    findings += _edge_findings(graph)
+    findings += _edge_findings(graph, task_list.not_understood())
 
     order, ordered = _topological_order(graph)
     group = cyclic_groups(graph.dependents, ordered)
@@ -203,8 +213,15 @@ def _analyze(task_list: TaskList) -> DagReport:
     ]
     findings += (_cycle_finding(graph, cycle) for cycle in cycles)
 
+    tasks = graph.tasks
     blocked = [
-        not graph.done[i] and (group[i] >= 0 or graph.self_loop[i] or i in graph.unknown)
+        not graph.done[i]
+        and (
+            group[i] >= 0
+            or graph.self_loop[i]
+            or i in graph.unknown
+            or tasks[i].unread_depends_line is not None
+        )
         for i in range(graph.size)
     ]
     schedule = _schedule(graph, blocked)
@@ -310,22 +327,18 @@ def _add_edges_carefully(graph: _Graph, i: int, listed: tuple[str, ...]) -> None
             graph.dependents[j].append(i)
 
 
-def _edge_findings(graph: _Graph) -> list[Finding]:
-    """Unknown dependencies, self-dependencies, done tasks with unfinished deps."""
+def _edge_findings(graph: _Graph, unread: Finding | None) -> list[Finding]:
+    """Unknown dependencies, self-dependencies, done tasks with unfinished deps.
+
+    A dependency on an id no task has is an error only when every task-like line
+    was read (``unread`` is None); otherwise it may be the task loop could not
+    read, and it is a warning naming that line.
+    """
     findings: list[Finding] = []
     tasks, done = graph.tasks, graph.done
     for i, missing in graph.unknown.items():
         task = tasks[i]
-        findings += (
-            Finding(
-                Level.ERROR,
-                "dag.unknown-dependency",
-                f"task {task.id} at line {task.line} depends on {dep}, which does not exist",
-                _depends_where(graph, task),
-                hint=_nearby_hint(graph, dep),
-            )
-            for dep in missing
-        )
+        findings += (_unknown_dependency(graph, task, dep, unread) for dep in missing)
     for i in (i for i, loops in enumerate(graph.self_loop) if loops):
         task = tasks[i]
         findings.append(
@@ -341,6 +354,26 @@ def _edge_findings(graph: _Graph) -> list[Finding]:
         if done[i]:
             findings += (_done_on_open(graph, tasks[i], tasks[j]) for j in deps if not done[j])
     return findings
+
+
+def _unknown_dependency(graph: _Graph, task: Task, dep: str, unread: Finding | None) -> Finding:
+    if unread is None:
+        return Finding(
+            Level.ERROR,
+            "dag.unknown-dependency",
+            f"task {task.id} at line {task.line} depends on {dep}, which does not exist",
+            _depends_where(graph, task),
+            hint=_nearby_hint(graph, dep),
+        )
+    line = unread.where.line if unread.where else None
+    return Finding(
+        Level.WARNING,
+        "dag.unconfirmed-dependency",
+        f"task {task.id} at line {task.line} depends on {dep}, which is not among the tasks "
+        f"read; line {line} was not understood and may be that task",
+        _depends_where(graph, task),
+        hint=_nearby_hint(graph, dep),
+    )
 
 
 def _depends_where(graph: _Graph, task: Task) -> Where:
@@ -559,6 +592,9 @@ class BlockedBy(Mapping[str, tuple[str, ...]]):
         holders = [ids[j] for j in held]
         if i in graph.unknown:
             holders = sorted(holders + graph.unknown[i], key=id_sort_key)
+        unread = graph.tasks[i].unread_depends_line
+        if unread is not None:
+            holders.append(f"what line {unread} says (not understood)")
         return tuple(holders)
 
 

@@ -2,11 +2,15 @@
 
 Every format shows each task's state, marks the ready tasks and the critical
 path, and lists the waves. Rendering is linear in tasks and edges.
+
+Titles print as written: an em dash stays an em dash. Only what each format
+itself would misread is escaped: in a mermaid label ``"``, ``<`` and ``>``
+become the entities ``#quot;``, ``#lt;`` and ``#gt;``; in a DOT string a
+backslash and ``"`` get a backslash before them and a line break is written as
+backslash-n.
 """
 
 from __future__ import annotations
-
-import json
 
 from the_loop.dag.analysis import DagReport
 from the_loop.tasks import Task, TaskList, TaskState
@@ -75,7 +79,7 @@ def render_mermaid(item: str, tasks: TaskList, dag: DagReport) -> str:
     path_edges = set(zip(dag.critical_path, dag.critical_path[1:], strict=False))
     lines = ["flowchart LR", f"  %% {item}: critical path marked with thick edges"]
     for task in unique:
-        label = json.dumps(f"{task.id} {task.title}")[1:-1].replace('"', "#quot;")
+        label = _mermaid_label(f"{task.id} {task.title}")
         lines.append(f'  {_node(task.id)}["{label}"]:::{_state_class(task, dag, ready, blocked)}')
     for task in unique:
         for dep in _deps(task, known):
@@ -97,6 +101,19 @@ def _node(task_id: str) -> str:
     return "T" + "".join(ch if ch.isalnum() else "_" for ch in task_id)
 
 
+_MERMAID_ENTITIES = str.maketrans({'"': "#quot;", "<": "#lt;", ">": "#gt;", "\n": " "})
+
+
+def _mermaid_label(text: str) -> str:
+    """``text`` for a quoted mermaid label: literal, with the characters mermaid reads escaped."""
+    return text.translate(_MERMAID_ENTITIES)
+
+
+def _dot(text: str) -> str:
+    """``text`` as a DOT string, quotes included (DOT, unlike JSON, has no escape for ``—``)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
 _DOT_COLOURS = {
     "done": "#d3f9d8",
     "active": "#fff3bf",
@@ -113,20 +130,20 @@ def render_dot(item: str, tasks: TaskList, dag: DagReport) -> str:
     ready, blocked = set(dag.ready), set(dag.unschedulable)
     path_edges = set(zip(dag.critical_path, dag.critical_path[1:], strict=False))
     lines = [
-        f"digraph {json.dumps(item)} {{",
+        f"digraph {_dot(item)} {{",
         "  rankdir=LR;",
         '  node [shape=box, style="rounded,filled", fontname="Helvetica"];',
     ]
     for task in unique:
         state = _state_class(task, dag, ready, blocked)
-        label = json.dumps(f"{task.id}. {task.title}\n({state})")
-        lines.append(f'  {json.dumps(task.id)} [label={label}, fillcolor="{_DOT_COLOURS[state]}"];')
+        label = _dot(f"{task.id}. {task.title}\n({state})")
+        lines.append(f'  {_dot(task.id)} [label={label}, fillcolor="{_DOT_COLOURS[state]}"];')
     for task in unique:
         for dep in _deps(task, known):
             style = ' [penwidth=3, color="#c92a2a"]' if (dep, task.id) in path_edges else ""
-            lines.append(f"  {json.dumps(dep)} -> {json.dumps(task.id)}{style};")
+            lines.append(f"  {_dot(dep)} -> {_dot(task.id)}{style};")
     for wave in dag.waves:
-        lines.append("  { rank=same; " + " ".join(json.dumps(t) + ";" for t in wave) + " }")
+        lines.append("  { rank=same; " + " ".join(_dot(t) + ";" for t in wave) + " }")
     lines.append("}")
     return "\n".join(lines) + "\n"
 

@@ -45,6 +45,7 @@ _KNOWN = {
     "context": "context",
     "blockers": "blockers",
     "wip": "wip",
+    "corrections": "corrections",
 }
 _TAIL_CHUNK = 64 * 1024
 
@@ -52,7 +53,8 @@ _TAIL_CHUNK = 64 * 1024
 @dataclass(frozen=True)
 class LogEntry:
     """One progress entry. ``fields`` maps canonical keys (phase, did, tests,
-    next, context, blockers, wip) and any other bold key, as written, to text."""
+    next, context, blockers, wip, corrections) and any other bold key, as
+    written, to text."""
 
     stamp: str
     summary: str

@@ -26,7 +26,7 @@ from pathlib import Path
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level
 from the_loop.spec.front_matter import FrontMatter, parse_front_matter
-from the_loop.spec.items import CHAIN, Artifact, WorkItem
+from the_loop.spec.items import CHAIN, OPTIONAL_ARTIFACTS, Artifact, WorkItem
 
 # A ticked or started checkbox; an open one ([ ]) is already in normal form. This is
 # the definition; ``unticked`` applies it without trying a match at every character.
@@ -94,9 +94,9 @@ def _after_list_marker(text: str, at: int) -> bool:
 
 
 def upstream_kinds(item: WorkItem, kind: str) -> list[str]:
-    """The artifacts ``kind`` is derived from (brainstorm counts only when it exists)."""
+    """The artifacts ``kind`` is derived from (an optional one counts only when it exists)."""
     index = CHAIN.index(kind)
-    return [k for k in CHAIN[:index] if k != "brainstorm" or item.artifacts["brainstorm"].exists]
+    return [k for k in CHAIN[:index] if k not in OPTIONAL_ARTIFACTS or item.artifacts[k].exists]
 
 
 @dataclass(frozen=True)
@@ -215,7 +215,7 @@ def lock_findings(item: WorkItem, lock_map: dict[str, Lock]) -> list[Finding]:
                     "lock.stale",
                     f"{lock.path.name} is approved but stale: " + "; ".join(lock.stale_reasons),
                     Where(lock.path, line),
-                    hint=f"review it, then `loop approve {item.id} {word} --by @you` re-locks it",
+                    hint=_relock_hint(item, lock_map, kind, word),
                 )
             )
         elif lock.approved and lock.hash_recorded is None:
@@ -232,6 +232,19 @@ def lock_findings(item: WorkItem, lock_map: dict[str, Lock]) -> list[Finding]:
     return findings
 
 
+def _relock_hint(item: WorkItem, lock_map: dict[str, Lock], kind: str, word: str) -> str:
+    """Re-approving is refused while an upstream artifact is unlocked: name that one first."""
+    unlocked = [up for up in upstream_kinds(item, kind) if not lock_map[up].locked]
+    if unlocked:
+        first = unlocked[0]
+        return (
+            f"first `loop approve {item.id} {item.word(first)} --by @you` "
+            f"({lock_map[first].path.name} is {lock_map[first].label}), then review "
+            f"{lock_map[kind].path.name} and `loop approve {item.id} {word} --by @you`"
+        )
+    return f"review it, then `loop approve {item.id} {word} --by @you` re-locks it"
+
+
 def written_ahead(item: WorkItem, lock_map: dict[str, Lock]) -> list[Finding]:
     """Artifacts written while an upstream one was not approved yet (warnings).
 
@@ -240,7 +253,7 @@ def written_ahead(item: WorkItem, lock_map: dict[str, Lock]) -> list[Finding]:
     and missing upstreams count here.
     """
     findings = []
-    for kind in CHAIN[2:]:  # design, tasks
+    for kind in CHAIN[2:]:  # design, testing-plan, tasks
         lock = lock_map[kind]
         if not lock.exists:
             continue

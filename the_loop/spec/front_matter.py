@@ -10,6 +10,7 @@ the block back, so comments, key order and the body survive.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,10 @@ from the_loop.io import yamlio
 from the_loop.io.flat_yaml import read_flat
 
 FENCE = "---"
+# `key: value  # comment` on one line: the key, everything up to the gap, the gap.
+_INLINE_COMMENT = re.compile(
+    r"^(?P<head>(?P<key>[ \t]*[^#\s][^:#\n]*):[^#\n]*?\S)(?P<gap>[ \t]+)(?P<comment>#.*)$"
+)
 
 
 @dataclass(frozen=True)
@@ -163,8 +168,28 @@ def update_front_matter(text: str, path: Path, changes: Mapping[str, Any]) -> st
         else:
             node[key] = value
     newline = "\r\n" if "\r\n" in text[: fm.body_offset] else "\n"
-    dumped = yamlio.dump(node)
+    dumped = _keep_comment_gaps(text[: fm.body_offset].replace("\r\n", "\n"), yamlio.dump(node))
     if newline != "\n":
         dumped = dumped.replace("\n", newline)
     head_start = 1 if text.startswith("\ufeff") else 0
     return text[:head_start] + FENCE + newline + dumped + FENCE + newline + text[fm.body_offset :]
+
+
+def _keep_comment_gaps(before: str, dumped: str) -> str:
+    """Put back the space each inline comment had before ``dumped`` re-spaced it.
+
+    ruamel.yaml writes a comment one space after a value it replaced, so
+    ``status: draft  # draft | in-review | approved`` would come back as
+    ``status: approved # …``; a round-trip edit changes the value and nothing else.
+    """
+    gaps = {}
+    for line in before.split("\n"):
+        match = _INLINE_COMMENT.match(line)
+        if match:
+            gaps[(match["key"], match["comment"])] = match["gap"]
+    kept = []
+    for line in dumped.split("\n"):
+        match = _INLINE_COMMENT.match(line)
+        gap = gaps.get((match["key"], match["comment"])) if match else None
+        kept.append(match["head"] + gap + match["comment"] if match and gap else line)
+    return "\n".join(kept)

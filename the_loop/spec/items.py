@@ -2,7 +2,8 @@
 
 A work item is a folder ``<specDir>/<id>/`` holding ``requirements.md`` or
 ``bugfix.md``, ``design.md``, ``tasks.md``, ``execution-log.md`` and
-optionally ``brainstorm.md``. Ids resolve leniently (``42``, ``issue-42``,
+optionally ``brainstorm.md`` and ``testing-plan.md`` (the upstream format's
+test-planning phase). Ids resolve leniently (``42``, ``issue-42``,
 ``PROJ-42``, ``draft-<slug>``, ``github:owner/repo#42`` or a path) but never to
 anything outside the spec folder.
 """
@@ -26,11 +27,17 @@ ARTIFACT_FILES = {
     "requirements": "requirements.md",
     "bugfix": "bugfix.md",
     "design": "design.md",
+    "testing-plan": "testing-plan.md",
     "tasks": "tasks.md",
     "execution-log": "execution-log.md",
 }
 # The chain of locks, upstream first; requirements and bugfix fill one slot.
-CHAIN = ("brainstorm", "requirements", "design", "tasks")
+CHAIN = ("brainstorm", "requirements", "design", "testing-plan", "tasks")
+# Links of the chain that count only when their file exists, with the phase that
+# writes each. When that phase is in `workflow.phases`, the artifact is also the
+# next one to write once its upstream is locked (as long as nothing after it
+# exists yet: an item planned before the phase was listed is not held back).
+OPTIONAL_ARTIFACTS = {"brainstorm": "brainstorming", "testing-plan": "test-planning"}
 STATUSES = ("draft", "in-review", "approved")
 HEAD_LIMIT = 64 * 1024  # front matter is read from the head of large logs only
 
@@ -87,6 +94,18 @@ class WorkItem:
     def word(self, kind: str) -> str:
         """The name a person uses for a chain slot: ``bugfix`` for a bug's requirements."""
         return "bugfix" if kind == "requirements" and self.is_bug else kind
+
+    def in_chain(self, kind: str, phases: tuple[str, ...]) -> bool:
+        """Whether ``kind`` is a link of this item's chain under the configured ``phases``.
+
+        The required links always are; an optional one (``OPTIONAL_ARTIFACTS``) when
+        its file exists, or (``testing-plan``) when its phase is listed and the
+        artifact after it, ``tasks.md``, is not written yet.
+        """
+        phase = OPTIONAL_ARTIFACTS.get(kind)
+        if phase is None or self.artifacts[kind].exists:
+            return True
+        return kind != "brainstorm" and phase in phases and not self.artifacts["tasks"].exists
 
     def override_sources(self) -> list[OverrideSource]:
         """Front-matter ``overrides`` in precedence order (a later artifact wins)."""
@@ -266,10 +285,14 @@ def _front_checks(kind: str, front: FrontMatter) -> Iterator[Finding]:
         return
     declared = front.get("type")
     if declared is not None and str(declared) != kind:
+        # The upstream format treats requirements and bugfix as one artifact slot
+        # (its decision-045): a bugfix written as requirements.md is no mistake.
+        same_slot = {str(declared), kind} == {"requirements", "bugfix"}
         yield Finding(
-            Level.WARNING,
+            Level.INFO if same_slot else Level.WARNING,
             "item.type-mismatch",
-            f"front matter says type: {declared}, but the file is the {kind} artifact",
+            f"front matter says type: {declared}, but the file is the {kind} artifact"
+            + (" (the two fill the same slot)" if same_slot else ""),
             Where(path, front.line_of("type")),
             hint=f"set `type: {kind}`",
         )

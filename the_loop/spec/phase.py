@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from the_loop.config.loader import PHASES
+from the_loop.config.loader import ALL_PHASES, PHASES
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level
 from the_loop.spec.approval import Lock
@@ -21,7 +21,14 @@ _ARTIFACT_PHASE = {
     "brainstorm": "brainstorming",
     "requirements": "requirements-definition",
     "design": "design",
+    "testing-plan": "test-planning",
     "tasks": "tasks-breakdown",
+}
+# Phases no artifact can show: when the artifacts imply the key, the log may
+# record one of these instead and is believed (a person decided it).
+_LOG_DECIDED = {
+    "not-started": frozenset({"phase-selection"}),
+    "needs-review": frozenset({"verification", "complete", "cleanup"}),
 }
 
 
@@ -61,11 +68,14 @@ def implied_phase(
     item: WorkItem,
     locks: dict[str, Lock],
     tasks: TaskList | None,
+    phases: tuple[str, ...] = PHASES,
     counts: tuple[int, int] | None = None,
 ) -> tuple[str, str]:
     """The phase the artifacts put the item in, and why.
 
-    ``counts`` is ``task_counts(tasks)`` when the caller has it already.
+    ``testing-plan.md`` counts when it exists; when it does not, it is the next
+    artifact only if ``test-planning`` is one of ``phases`` and ``tasks.md`` is not
+    written yet. ``counts`` is ``task_counts(tasks)`` when the caller has it already.
     """
     brainstorm = locks["brainstorm"]
     requirements = locks["requirements"]
@@ -75,8 +85,10 @@ def implied_phase(
         if brainstorm.locked:
             return "requirements-definition", "brainstorm.md is approved; requirements not written"
         return "not-started", "no brainstorm.md or requirements.md yet"
-    for kind in ("requirements", "design", "tasks"):
+    for kind in ("requirements", "design", "testing-plan", "tasks"):
         lock = locks[kind]
+        if not item.in_chain(kind, phases):
+            continue
         if not lock.exists:
             return _ARTIFACT_PHASE[kind], f"{lock.path.name} is not written yet"
         if not lock.locked:
@@ -97,14 +109,35 @@ def phase_state(
     counts: tuple[int, int] | None = None,
 ) -> PhaseState:
     """Compare the implied phase with the log's mirror."""
-    implied, reason = implied_phase(item, locks, tasks, counts)
+    implied, reason = implied_phase(item, locks, tasks, phases, counts)
     log = item.artifacts["execution-log"]
     recorded = log.front.get("phase") if log.exists and log.front else None
     recorded = str(recorded) if recorded is not None else None
     if recorded == "complete" and implied == "needs-review":
         # Completion is a human decision the artifacts cannot show; the log records it.
         implied, reason = "complete", "reviewed and closed (loop finish)"
+    elif recorded in _LOG_DECIDED.get(implied, ()) and recorded in phases:
+        implied, reason = recorded, f"{reason}; the log records {recorded}"
     return PhaseState(implied, reason, recorded, _relation(implied, recorded, phases))
+
+
+def without_unrecorded_ticks(
+    state: PhaseState, unrecorded: int, total: int, phases: tuple[str, ...] = PHASES
+) -> PhaseState:
+    """``state`` when ticks without a checkpoint do not count as done.
+
+    A box ticked by hand is a claim, not finished work (see
+    ``the_loop.workflow.tick_evidence``): while one has no checkpoint, every
+    task being ticked does not put the item in needs-review.
+    """
+    if not unrecorded or state.implied != "needs-review":
+        return state
+    reason = (
+        f"{total - unrecorded} of {total} tasks done with a checkpoint; "
+        f"{unrecorded} ticked without one"
+    )
+    implied = "implementation"
+    return PhaseState(implied, reason, state.recorded, _relation(implied, state.recorded, phases))
 
 
 def _relation(implied: str, recorded: str | None, phases: tuple[str, ...]) -> str:
@@ -112,9 +145,9 @@ def _relation(implied: str, recorded: str | None, phases: tuple[str, ...]) -> st
         return "unrecorded"
     if recorded == implied:
         return "same"
-    if recorded not in PHASES:
+    if recorded not in ALL_PHASES:
         return "differs"
-    order = [p for p in PHASES if p in phases or p in (implied, recorded)]
+    order = [p for p in ALL_PHASES if p in phases or p in (implied, recorded)]
     gap = order.index(implied) - order.index(recorded)
     if gap == 1 or (gap == 2 and order[order.index(recorded) + 1] == "brainstorming"):
         return "pending"

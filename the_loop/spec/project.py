@@ -50,11 +50,16 @@ def open_project(root: Path) -> Project:
     return Project(root, load_config(root))
 
 
-def open_item(root: Path, ref: str, *, cwd: Path) -> ItemContext:
-    """Resolve ``ref`` and load the item and its effective config."""
+def open_item(root: Path, ref: str, *, cwd: Path, tolerant: bool = False) -> ItemContext:
+    """Resolve ``ref`` and load the item and its effective config.
+
+    ``tolerant`` (read-only commands): an invalid override of this item becomes a
+    finding in ``ItemContext.problems`` and the project config applies, instead
+    of an error; reporting on an item never depends on its overrides being valid.
+    """
     project = open_project(root)
     folder = resolve_item(project.spec_root, ref, cwd=cwd)
-    return item_context(project, load_item(folder, project.spec_root))
+    return item_context(project, load_item(folder, project.spec_root), tolerant=tolerant)
 
 
 def item_context(project: Project, item: WorkItem, *, tolerant: bool = False) -> ItemContext:
@@ -68,12 +73,23 @@ def item_context(project: Project, item: WorkItem, *, tolerant: bool = False) ->
     except ConfigError as exc:
         if not tolerant:
             raise
-        details = "; ".join(exc.details) or exc.message
-        finding = Finding(
-            Level.ERROR,
-            "config.override",
-            f"invalid overrides: {details}",
-            Where(item.path),
-            hint=exc.hint,
+        found = [f for f in getattr(exc, "findings", ()) if f.level is Level.ERROR]
+        problems = tuple(
+            Finding(
+                Level.ERROR,
+                "config.override",
+                f"invalid override, ignored for this report: {f.message}",
+                f.where or Where(item.path),
+                hint=f.hint or exc.hint,
+            )
+            for f in found
+        ) or (
+            Finding(
+                Level.ERROR,
+                "config.override",
+                f"invalid overrides, ignored for this report: {exc.message}",
+                exc.where or Where(item.path),
+                hint=exc.hint,
+            ),
         )
-        return ItemContext(project, item, project.config, (finding,))
+        return ItemContext(project, item, project.config, problems)

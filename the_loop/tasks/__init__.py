@@ -14,21 +14,28 @@ Grammar (one linear pass over ``\\n``-separated lines; a ``\\r`` before the
   ``the_loop.tasks.mermaid``.
 * A task is a list item at column 0 with a checkbox: ``-``, ``*`` or ``+``,
   then ``[ ]`` (open), ``[x]``/``[X]`` (done) or ``[-]`` (in progress). Any
-  other mark is an error and the task is read as open, so the graph stays whole.
+  other mark is not understood (a warning) and the task is read as open.
+* A task is also a heading (any level) whose text starts with ``T<id>`` or
+  ``Task <id>`` (``### T1 — title``). Its state is the first checkbox without an
+  id below it, before the next heading (``- [x] Done``), which is also what the
+  writer ticks; the bullets and paragraphs below it are its sub-items. Without
+  such a checkbox the heading is not a task (a warning).
 * The id follows the checkbox: ``3.``, ``3)``, ``3:``, ``3 —``, ``T3``,
-  ``T3.``, ``T3 —``, dotted ``3.2``; or it opens a bold span,
-  ``**T3 — Title.**``. The canonical id is the number (``T03`` → ``"3"``);
-  ``label`` keeps what the file wrote. A bare number needs punctuation after
-  it, so ``- [ ] 3 retries`` has no id (an error, like any checkbox without one).
+  ``T3.``, ``T3 —``, dotted ``3.2``, a letter suffix ``T12b``; or it opens a bold
+  span, ``**T3 — Title.**``. The canonical id is the number (``T03`` → ``"3"``,
+  ``T12b`` → ``"12b"``); ``label`` keeps what the file wrote. A bare number needs
+  punctuation after it, so ``- [ ] 3 retries`` has no id: a checkbox without an
+  id is not understood (a warning whose hint proposes a number no task uses).
 * The title is the text after the id, ``**`` removed. When the title is bold
   (``**T3 — Title.**`` or ``3. **Title.**``) only the bold part is the title,
   without its final period, and the rest of the paragraph is a detail; a bold
-  span holding only the id (``**T3.** Title``) leaves the rest as the title.
-  Indented non-bullet lines right after the task line continue its paragraph.
+  span holding only the id (``**T3.** Title``) or a lead-in (``**Security:**
+  text``) leaves the rest as the title. Indented non-bullet lines right after the
+  task line continue its paragraph.
 * The task owns the indented and blank lines up to the next non-blank column-0
-  line. Each indented bullet starts a sub-item; indented text continues the
-  sub-item above it (or starts a new one after a blank line). A checkbox on an
-  indented bullet is not a task (info finding).
+  line (a heading task: up to the next heading). Each indented bullet starts a
+  sub-item; indented text continues the sub-item above it (or starts a new one
+  after a blank line). A checkbox on an indented bullet is not a task (info).
 * Fields: ``_Key:_``, ``*Key:*``, ``**Key:**``, ``_Key_:`` or ``_Key: value_``
   anywhere in the task paragraph or a sub-item, for the keys ``Depends on``
   (also ``Dependencies``), ``Requirements`` and ``Test`` in any case; at the
@@ -37,44 +44,60 @@ Grammar (one linear pass over ``\\n``-separated lines; a ``\\r`` before the
   to the next field marker, so fields can share a line joined by `` — ``,
   `` – ``, `` · `` or `` | `` (the separator is dropped), and a value may
   contain dashes itself. Sub-items that are not fields are details.
+* Clauses in running text (the paragraph after the title, a detail): plain
+  ``Depends on: T2.`` and ``Requirements: R1.1.`` anywhere, and ``depends on T1``
+  without a colon where it starts a sentence or a clause (after ``.``, ``;``,
+  ``—``, ``(``, …): ``— depends on T1, T2.``, ``Depends on T1 and T2.``. The
+  value runs to the end of its clause (``.`` and a space, ``;``, `` — ``,
+  `` · ``, `` | ``, ``*(``), wrapping lines included; ``whatever depends on the
+  cache`` mid-sentence is prose. Code spans are never read.
 * Depends on: ``none``/``nothing``/``n/a``/``—`` (text after it ignored); ids
-  (``3``, ``T3``, ``task 3``, ``3.2``) joined by ``,``, ``;``, ``&`` or
-  ``and``; ranges ``1–6``, ``1—6``, ``1-6``, ``T1–T7``, ``1..6`` (at most
-  100 000 ids); ``all`` = every task listed above (an info finding says what it
-  became). Parenthesised text is ignored. If any part cannot be read, the value
-  is an error and ``depends_on`` is ``None``: a dependency is never guessed.
-  Several depends fields on one task add up.
-* In a bold-title task the rest of the paragraph may say ``depends on T1,
-  T2.`` (up to the end of the sentence, at most 200 characters). The clause
-  counts only if its list reads completely; one led by a dash that does not is
-  a warning, other prose is left alone. ``*(AC7, R2)*`` there lists
-  requirements.
-* Requirements: ``R1``, ``R1.2``, ``AC7``, ``AC 7``, ``NFR1``, ``FR1`` and
-  ranges of them (``R1–R5``, ``R1.1–R1.7``, ``AC 1–3``, ``AC2–AC6``), in order,
-  without repeats; a value starting with ``all`` gives ``"all"``. Inside
-  parentheses only ids are taken and nothing is reported (``(design D2)`` is
-  prose); elsewhere a token with a digit that is not an id is a warning.
+  (``3``, ``T3``, ``T12b``, ``task 3``, ``3.2``) joined by ``,``, ``;``, ``&``,
+  ``+`` or ``and``; ranges of numbers ``1–6``, ``1—6``, ``1-6``, ``T1–T7``,
+  ``1..6`` (at most 100 000 ids; a range never includes a suffixed id); ``all`` =
+  every task listed above (an info finding says what it became). Parenthesised
+  text is ignored. A statement that does not read completely is not understood:
+  a warning, ``depends_on`` stays what other sources say, and the task keeps
+  ``unread_depends_line`` so the graph holds it back: a dependency is never
+  guessed, and never assumed absent.
+* Requirements: citation tokens of any family ``<LETTERS><n>(.<m>)``: ``R1``,
+  ``R1.2``, ``R1a.1``, ``AC7``, ``AC 7``, ``AC2.1``, ``NFR1``, ``FR1``,
+  ``REQ-1``, ``D2``; a bare criterion ``1.2``; ``NFR`` alone or with a word
+  (``NFR back-compat``); ``req 2``; ``AC R1.2`` (= ``R1.2``); ranges
+  (``R1–R5``, ``R1.1–R1.7``, ``AC 1–3``, ``AC2.1–2.3``), in order, without
+  repeats; a value starting with ``all`` gives ``"all"``. Phrases that cite
+  something else are dropped: ``abuse case 3``, ``Security §1–§4``, code, links.
+  Inside parentheses only ids of the requirement families (``R``, ``AC``,
+  ``FR``, ``NFR``, ``REQ``) are taken and nothing is reported (``(design D2)`` is
+  prose); elsewhere a token with a digit that is not an id is not understood (a
+  warning). What each family means is the traceability check's business.
+* Citation groups in running text: ``*(AC7, R2)*`` and ``_(AC7)_``; in the
+  task's header paragraph also plain ``(AC1.3, AC1.4)`` and ``(req 2)``.
 * Test: the trimmed raw value (the first one; later ones become details).
   ``test_command`` splits its first code span with ``shlex``; a warning says
   when that cannot work (unbalanced quotes).
 
-Where the edges come from (``TaskList.dependency_source``): the fields and
-prose clauses when any task states one, ``none`` included (``"fields"``);
-otherwise the mermaid flowcharts that name at least one task (``"mermaid"``:
-each task gets the sources of its incoming edges, ``()`` when none); with both,
-the fields win and each task whose two answers differ is a warning
-(``"both"``); with neither, ``"none"``: every ``depends_on`` stays ``None`` and,
-when there are two or more tasks, one info finding says they are independent.
-A flowchart edge into a task the file does not list is a warning; a flowchart
-that names no task is an info and is not read as the DAG.
+Where the edges come from (``TaskList.dependency_source``, ``the_loop.tasks.edges``):
+every source that states something, joined: the tasks' fields and clauses
+(``fields``), mermaid flowcharts anywhere in the file (``mermaid``), and arrow
+chains in a DAG section (``prose``, ``the_loop.tasks.prose_dag``). A task depends
+on the union of what they say; a source that does not mention a task says
+nothing about it. Sources that order a task's dependencies differently (compared
+through their transitive closures, so a chart drawing the transitive reduction
+of the fields agrees) give one warning per task, naming both places. With no
+source at all, every ``depends_on`` stays ``None`` and, when there are two or
+more tasks, one info finding says they are independent. A flowchart or chain
+edge into a task the file does not list is a warning; a flowchart that names no
+task is an info and is not read as the DAG.
 
 Duplicate ids, unknown dependencies and cycles are left to ``the_loop.dag.analysis``.
 
 This module is the public face (the rest of loop imports from here) and the one
-description of the format; the work is split by concern: ``task_model`` (the
-values), ``task_reader`` (the pass over the lines), ``task_assembly`` (one task
-from its lines), ``task_values`` (the grammar of ids and field values),
-``task_edges`` (fields or flowchart) and ``task_writer`` (the checkbox edit).
+description of the format; the work is split by concern: ``model`` (the values),
+``reader`` (the pass over the lines), ``assembly`` (one task from its lines),
+``values`` (the grammar of ids and field values), ``prose_dag`` (arrow chains),
+``mermaid`` (flowcharts), ``edges`` (the sources joined) and ``writer`` (the
+checkbox edit).
 """
 
 from __future__ import annotations

@@ -76,11 +76,33 @@ class Block:
 
 
 class Draft:
-    """A task whose lines are still being collected (a slots class: one per task)."""
+    """A task whose lines are still being collected (a slots class: one per task).
 
-    __slots__ = ("mark", "line", "mark_offset", "end_line", "paragraph", "blocks", "after_blank")
+    A heading task (``### T1 — title``) starts without a mark: its state is the
+    first checkbox without an id below the heading (``- [x] Done``), and
+    ``heading`` is True.
+    """
 
-    def __init__(self, mark: str, line: int, mark_offset: int, paragraph: Block) -> None:
+    __slots__ = (
+        "mark",
+        "line",
+        "mark_offset",
+        "end_line",
+        "paragraph",
+        "blocks",
+        "after_blank",
+        "heading",
+    )
+
+    def __init__(
+        self,
+        mark: str | None,
+        line: int,
+        mark_offset: int,
+        paragraph: Block,
+        *,
+        heading: bool = False,
+    ) -> None:
         self.mark = mark
         self.line = line
         self.mark_offset = mark_offset
@@ -88,6 +110,7 @@ class Draft:
         self.paragraph = paragraph
         self.blocks: list[Block] = []
         self.after_blank = False
+        self.heading = heading
 
 
 @dataclass
@@ -97,8 +120,13 @@ class Context:
     path: Path
     tasks: list[Task] = field(default_factory=list)  # read so far, in file order
     findings: list[Finding] = field(default_factory=list)
-    _scanned: int = 0
-    _last_number: int = 0
+    # Checkbox items without an id, reported once every id in the file is known,
+    # so the hint never proposes a taken one: (line, mark, title, previous task).
+    no_id: list[tuple[int, str, str, str | None]] = field(default_factory=list)
+    # Per task (index into ``tasks``): the line of a dependency statement that
+    # could not be read, so the task is held back rather than read as free.
+    unread_depends: dict[int, int] = field(default_factory=dict)
+    stated: list[bool] = field(default_factory=list)
 
     def note(
         self, level: Level, code: str, message: str, line: int | None, hint: str | None = None
@@ -109,13 +137,33 @@ class Context:
         """Distinct ids of the tasks read so far, without ``task_id`` (for ``all``)."""
         return tuple(i for i in dict.fromkeys(t.id for t in self.tasks) if i != task_id)
 
-    def next_number(self) -> int:
-        """One more than the highest task number so far (for hints)."""
-        # Scans only the tasks added since the last call: linear over the file.
-        for task in self.tasks[self._scanned :]:
-            self._last_number = max(self._last_number, int(task.id.partition(".")[0]))
-        self._scanned = len(self.tasks)
-        return self._last_number + 1
+    def report_missing_ids(self) -> None:
+        """The ``tasks.no-id`` findings, each hint naming a number no task uses."""
+        if not self.no_id:
+            return
+        taken = {t.id for t in self.tasks}
+        for line, mark, title, previous in self.no_id:
+            number = _leading_number(previous) + 1
+            while str(number) in taken:
+                number += 1
+            taken.add(str(number))
+            self.note(
+                Level.WARNING,
+                "tasks.no-id",
+                "not understood: a checkbox item without a task id (expected `N.` or `TN` "
+                "after the checkbox), so it is not a task",
+                line,
+                f"number it: `- [{mark}] {number}. {title}`",
+            )
+
+
+def _leading_number(task_id: str | None) -> int:
+    digits = ""
+    for ch in task_id or "":
+        if not ch.isdigit():
+            break
+        digits += ch
+    return int(digits) if digits else 0
 
 
 # ---------------------------------------------------------------------------
@@ -124,19 +172,31 @@ class Context:
 _PLAIN_HEAD_RE = re.compile(r"([Tt]?)([0-9]{1,9})[.):][ \t]+([^*]*)$")
 _FIELD_RE = re.compile(
     r"(?<![\w*])(?P<open>\*\*|\*|_)"
-    r"(?P<key>depends[ -]on|dependencies|requirements?|reqs?|tests?)"
+    r"(?P<key>depends(?:[ -]on)?|dependencies|blocked[ -]by|requirements?|reqs?|refs?"
+    r"|covers|satisfies|implements|traces(?:[ \t]to)?|tests?)"
     r"(?:[ \t]*:[ \t]*(?P=open)|(?P=open)[ \t]*:|[ \t]*:(?P<inner>))",
     re.IGNORECASE,
 )
 # Without emphasis only the exact keys count: a detail such as "Dependencies:
 # add ruamel" is about packages, not tasks.
 _PLAIN_FIELD_RE = re.compile(
-    r"(?P<open>)(?P<key>depends[ -]on|requirements|test)[ \t]*:(?P<inner>)", re.IGNORECASE
+    r"(?P<open>)(?P<key>depends[ -]on|blocked[ -]by|requirements|covers|test)[ \t]*:(?P<inner>)",
+    re.IGNORECASE,
 )
 _SEPARATORS = " \t—–·|"
-_INLINE_REQ_RE = re.compile(r"\*\(([^()*]*)\)\*")
-_PROSE_DEP_RE = re.compile(r"(?<!\w)depends[ \t]+on[ \t]+", re.IGNORECASE)
-_PROSE_END_RE = re.compile(r"[.;](?![0-9])|[ \t][—–·|][ \t]|\*\(")
+# `*(AC7, R2)*` or `_(AC7)_`: a citation group in the task's text.
+_ITALIC_GROUP_RE = re.compile(r"\*\(([^()*]*)\)\*|(?<![\w])_\(([^()_]*)\)_")
+# A plain `(AC1.3)` or `(req 2)` in the task's header paragraph.
+_PAREN_GROUP_RE = re.compile(r"\(([^()]{1,200})\)")
+# `depends on` and `Requirements:` in running text (the clause grammar of the module doc).
+_CLAUSE_RE = re.compile(
+    r"(?<![\w*_/-])(?:(?P<dep>depends[ \t]+on)|(?P<req>requirements?))(?![\w-])"
+    r"[ \t]*(?P<colon>:)?[ \t]*",
+    re.IGNORECASE,
+)
+_CLAUSE_END_RE = re.compile(r"[.;](?![0-9A-Za-z])|[ \t][—–·|][ \t]|\*\(|(?<![\w])_\(")
+_SENTENCE_BREAKS = ".;:—–·|(!?"
+_CODE_RE = re.compile(r"`+[^`]*`+")
 _MAX_CLAUSE = 200
 
 
@@ -162,38 +222,46 @@ class _Facts:
     depends: list[str] | None = None
     depends_line: int | None = None
     stated: bool = False
-    unreadable: bool = False
+    unread_line: int | None = None
     requirements: dict[str, None] = field(default_factory=dict)
     requirements_line: int | None = None
+    # Ids in plain parentheses in the header: the task's citations only when it
+    # has no other (`(incl. user education, R10.4)` beside `_Requirements:_ R10`
+    # is a mention).
+    in_parentheses: dict[str, None] = field(default_factory=dict)
+    in_parentheses_line: int | None = None
     test: str | None = None
     test_line: int | None = None
     details: list[str] = field(default_factory=list)
 
 
-def assemble(draft: Draft, ctx: Context) -> tuple[Task, bool, bool] | None:
-    """Build the ``Task`` for ``draft``: ``(task, stated dependencies, unreadable)``."""
+def assemble(draft: Draft, ctx: Context) -> Task | None:
+    """Build the ``Task`` for ``draft`` and record whether it states dependencies.
+
+    Returns None (and records a finding) when ``draft`` is not a task.
+    """
     para = draft.paragraph
     prose, fields = _split_fields(para.text, plain=False)
     head = _parse_head(prose)
-    if head is None:
-        _no_id(draft, prose, ctx)
+    if head is None or draft.mark is None:
+        _not_a_task(draft, prose, head, ctx)
         return None
     facts = _Facts()
     if head.rest:
         facts.details.append(head.rest)
-        _read_bold_rest(head, para, facts, ctx)
+        _read_text(head.rest, head.rest_offset, para, facts, ctx, head.id, header=True)
+    elif head.title and _worth_reading(head.title):
+        _read_text(prose, 0, para, facts, ctx, head.id, header=True)
     if fields:
         _take_fields(fields, para, facts, ctx, head.id)
     for block in draft.blocks:
-        if block.field is not None:
-            kind, value, _offset = block.field
-            _take_field(kind, value, block.lines[0], facts, ctx, head.id)
-            continue
-        detail, block_fields = _split_fields(block.text, plain=True)
-        if detail:
-            facts.details.append(detail)
-        if block_fields:
-            _take_fields(block_fields, block, facts, ctx, head.id)
+        if block.field is not None:  # `  - _Key:_ value`: most lines of a large file
+            _take_field(block.field[0], block.field[1], block.lines[0], facts, ctx, head.id)
+        else:
+            _read_block(block, facts, ctx, head.id)
+    if not facts.requirements and facts.in_parentheses:
+        facts.requirements = facts.in_parentheses
+        facts.requirements_line = facts.in_parentheses_line
     if not head.title:
         ctx.note(
             Level.WARNING,
@@ -220,32 +288,64 @@ def assemble(draft: Draft, ctx: Context) -> tuple[Task, bool, bool] | None:
             "details": tuple(facts.details),
         }
     )
-    return task, facts.stated, facts.unreadable
+    if facts.unread_line is not None:
+        ctx.unread_depends[len(ctx.tasks)] = facts.unread_line
+    ctx.tasks.append(task)
+    ctx.stated.append(facts.stated)
+    return task
+
+
+def _read_block(block: Block, facts: _Facts, ctx: Context, task_id: str) -> None:
+    """One sub-item that is not a lone field: its details, clauses and fields."""
+    detail, block_fields = _split_fields(block.text, plain=True)
+    if detail:
+        facts.details.append(detail)
+        if _worth_reading(detail):
+            _read_text(detail, 0, block, facts, ctx, task_id, header=False)
+    if block_fields:
+        _take_fields(block_fields, block, facts, ctx, task_id)
+
+
+def has_task_id(text: str) -> bool:
+    """Whether ``text`` (a checkbox item's or a heading's text) starts with a task id."""
+    return _parse_head(_split_fields(text, plain=False)[0]) is not None
+
+
+def _worth_reading(text: str) -> bool:
+    """Whether running text may hold a clause or a citation group (a cheap pre-check)."""
+    return "(" in text or "epends" in text or "EPENDS" in text or "equirement" in text
 
 
 def _unknown_mark(draft: Draft, ctx: Context) -> TaskState:
-    """An error for a mark other than ``[ ]``, ``[x]``, ``[X]``, ``[-]``; read as open."""
+    """A mark other than ``[ ]``, ``[x]``, ``[X]``, ``[-]`` is not understood; read as open."""
     ctx.note(
-        Level.ERROR,
+        Level.WARNING,
         "tasks.unknown-mark",
-        f"unknown checkbox mark `[{draft.mark}]`; read as open",
+        f"not understood: the checkbox mark `[{draft.mark}]` (expected `[ ]`, `[-]` or "
+        "`[x]`); read as open",
         draft.line,
         "use `[ ]` (open), `[-]` (in progress) or `[x]` (done)",
     )
     return TaskState.OPEN
 
 
-def _no_id(draft: Draft, prose: str, ctx: Context) -> None:
+def _not_a_task(draft: Draft, prose: str, head: _Head | None, ctx: Context) -> None:
+    if draft.mark is None:  # a heading task without its checkbox
+        assert head is not None
+        ctx.note(
+            Level.WARNING,
+            "tasks.heading-no-checkbox",
+            f"not understood: heading `{head.label}` reads as a task but has no checkbox "
+            "below it (expected `- [ ] Done` before the next heading), so it is not a task",
+            draft.line,
+            "add a checkbox line `- [ ] Done` under the heading to track its state",
+        )
+        return
     title = prose.strip().replace("**", "") or "<title>"
     if len(title) > 40:
         title = title[:40] + "…"
-    ctx.note(
-        Level.ERROR,
-        "tasks.no-id",
-        "checkbox item has no task id, so it is not a task",
-        draft.line,
-        f"number it: `- [{draft.mark}] {ctx.next_number()}. {title}`",
-    )
+    previous = ctx.tasks[-1].id if ctx.tasks else None
+    ctx.no_id.append((draft.line, draft.mark, title, previous))
 
 
 def _split_fields(s: str, *, plain: bool) -> tuple[str, list[Field]]:
@@ -274,7 +374,7 @@ def _fields_from(s: str, m: re.Match[str], nxt: re.Match[str] | None) -> list[Fi
         key, opener, inner = m.group("key", "open", "inner")
         if opener and inner is not None and value.endswith(opener):
             value = value[: -len(opener)].rstrip()  # `_Key: value_`
-        fields.append((key[:3].lower(), value, m.end()))
+        fields.append((field_kind(key), value, m.end()))
         if nxt is None:
             return fields
         m = nxt
@@ -286,7 +386,15 @@ def lone_field(key: str, value: str, offset: int) -> Field | None:
     if ":" in value and _FIELD_RE.search(value):
         return None
     value = value.rstrip()
-    return (key[:3].lower(), value.rstrip(_SEPARATORS) or value, offset)
+    return (field_kind(key), value.rstrip(_SEPARATORS) or value, offset)
+
+
+def field_kind(key: str) -> str:
+    """``dep``, ``req`` or ``tes`` for a field key as written (``Blocked by`` → ``dep``)."""
+    low = key[:4].lower()
+    if low.startswith(("dep", "bloc")):
+        return "dep"
+    return "tes" if low.startswith("test") else "req"
 
 
 def _parse_head(prose: str) -> _Head | None:
@@ -321,8 +429,10 @@ def _bold_head(m: re.Match[str], title: str, rest: str, rest_offset: int) -> _He
     if cleaned.endswith("."):
         cleaned = cleaned[:-1].rstrip()
     stripped_rest = rest.strip(_SEPARATORS)
-    if not cleaned:  # `**T3.** Title`: the bold span held only the id
-        cleaned, stripped_rest = _clean(rest), ""
+    if not cleaned or cleaned.endswith(":"):
+        # `**T3.** Title`: the bold span held only the id; `**Security:** text`:
+        # a lead-in, whose sentence is the title.
+        cleaned, stripped_rest = _clean(f"{cleaned} {rest}"), ""
     # Keep the offset exact: lines of clauses in the rest are found through it.
     rest_offset += len(rest) - len(rest.lstrip(_SEPARATORS))
     return _Head(_label(m), canonical_id(m.group("num")), cleaned, stripped_rest, rest_offset)
@@ -367,38 +477,100 @@ def _take_field(
         facts.details.append(f"Test: {value}")
 
 
-def _clause_value(rest: str, start: int) -> str | None:
-    """The list after ``depends on``, up to the end of its sentence; None when too long.
+# ---------------------------------------------------------------------------
+# Running text: clauses and citation groups
+
+
+def _read_text(
+    text: str,
+    offset: int,
+    block: Block,
+    facts: _Facts,
+    ctx: Context,
+    task_id: str,
+    *,
+    header: bool,
+) -> None:
+    """Clauses (``— depends on T1.``, ``Requirements: R1.``) and citation groups in ``text``.
+
+    ``offset`` is where ``text`` starts in ``block.text`` (for lines). Plain
+    parenthesised citations count only in the task's header paragraph, and only
+    when the task cites nothing in any other way.
+    """
+    if "`" in text:  # code is quoted, never a statement: blank it, keeping offsets
+        text = _CODE_RE.sub(lambda m: " " * len(m.group()), text)
+    for m in _ITALIC_GROUP_RE.finditer(text):
+        line = block.line_at(offset + m.start())
+        _take_requirements(m.group(1) or m.group(2) or "", line, facts, ctx)
+    if header and "(" in text:
+        _read_paren_groups(_ITALIC_GROUP_RE.sub(" ", text), offset, block, facts)
+    for m in _CLAUSE_RE.finditer(text):
+        _read_clause(text, m, offset, block, facts, ctx, task_id)
+
+
+def _read_paren_groups(text: str, offset: int, block: Block, facts: _Facts) -> None:
+    for m in _PAREN_GROUP_RE.finditer(text):
+        found = parse_requirements(m.group(1), quiet=True)
+        if found.ids:
+            if facts.in_parentheses_line is None:
+                facts.in_parentheses_line = block.line_at(offset + m.start())
+            facts.in_parentheses.update(dict.fromkeys(found.ids))
+
+
+def _read_clause(
+    text: str,
+    m: re.Match[str],
+    offset: int,
+    block: Block,
+    facts: _Facts,
+    ctx: Context,
+    task_id: str,
+) -> None:
+    colon = m.group("colon") is not None
+    if m.group("req") is not None and not colon:
+        return  # "the requirements say…": prose
+    if not colon and not _starts_a_clause(text, m.start()):
+        return  # "whatever depends on the cache": prose, not a statement
+    value = _clause_value(text, m.end())
+    line = block.line_at(offset + m.start())
+    if m.group("req") is not None:
+        if value:
+            _take_requirements(value, line, facts, ctx)
+        return
+    if value is not None and parse_depends(value) is not None:
+        _take_depends(value, line, facts, ctx, task_id)
+        return
+    shown = value if value is not None else text[m.end() : m.end() + 60] + "…"
+    facts.stated = True
+    facts.unread_line = facts.unread_line or line
+    ctx.note(
+        Level.WARNING,
+        "tasks.depends-prose-unreadable",
+        f"not understood: the dependency clause `depends on {shown}` (expected task ids "
+        "such as `T1, T2`, a range `T1–T3`, or `nothing`); the task is held back until "
+        "it reads",
+        line,
+        "name task ids (`— depends on T1, T2.`) or add `  - _Depends on:_ 1, 2` under the task",
+    )
+
+
+def _starts_a_clause(text: str, at: int) -> bool:
+    """Whether ``at`` begins a sentence or a clause of ``text`` (markup ignored)."""
+    before = text[max(0, at - 8) : at].rstrip(" \t*_")
+    if not before:
+        return text[:at].strip(" \t*_") == ""
+    return before[-1] in _SENTENCE_BREAKS
+
+
+def _clause_value(text: str, start: int) -> str | None:
+    """The value after a clause keyword, up to the end of its clause; None when too long.
 
     The search is bounded, so prose repeating "depends on" stays linear.
     """
-    end = _PROSE_END_RE.search(rest, start, start + _MAX_CLAUSE + 1)
-    if end is None and len(rest) - start > _MAX_CLAUSE:
+    end = _CLAUSE_END_RE.search(text, start, start + _MAX_CLAUSE + 1)
+    if end is None and len(text) - start > _MAX_CLAUSE:
         return None  # a list of task ids is never this long: prose
-    return rest[start : end.start() if end else len(rest)].strip()
-
-
-def _read_bold_rest(head: _Head, para: Block, facts: _Facts, ctx: Context) -> None:
-    """``*(AC7, R2)*`` requirements and ``— depends on T1.`` clauses in a bold task."""
-    rest = head.rest
-    for m in _INLINE_REQ_RE.finditer(rest):
-        line = para.line_at(head.rest_offset + m.start())
-        _take_requirements(m.group(1), line, facts, ctx)
-    for m in _PROSE_DEP_RE.finditer(rest):
-        value = _clause_value(rest, m.end())
-        line = para.line_at(head.rest_offset + m.start())
-        if value is not None and parse_depends(value) is not None:
-            _take_depends(value, line, facts, ctx, head.id)
-        elif rest[max(0, m.start() - 4) : m.start()].rstrip().endswith(("—", "–")):
-            value = rest[m.end() : m.end() + _MAX_CLAUSE].strip()
-            ctx.note(
-                Level.WARNING,
-                "tasks.depends-prose-unreadable",
-                f"cannot read the dependency clause `depends on {value}`; it is ignored",
-                line,
-                "name task ids (`— depends on T1, T2.`) or add "
-                "`  - _Depends on:_ 1, 2` under the task",
-            )
+    return text[start : end.start() if end else len(text)].strip().rstrip(_SEPARATORS).strip()
 
 
 # ---------------------------------------------------------------------------
@@ -411,13 +583,13 @@ def _take_depends(value: str, line: int, facts: _Facts, ctx: Context, task_id: s
     if facts.depends_line is None:
         facts.depends_line = line
     if parsed is None:
-        facts.unreadable = True
-        facts.depends = None
+        facts.unread_line = facts.unread_line or line
         shown = value or "(empty)"
         ctx.note(
-            Level.ERROR,
+            Level.WARNING,
             "tasks.depends-unreadable",
-            f"cannot read the dependencies of task {task_id}: `{shown}`",
+            f"not understood: the dependencies of task {task_id}, `{shown}` (expected task "
+            "ids and ranges, `none` or `all`); the task is held back until they read",
             line,
             "write task numbers: `_Depends on:_ 1, 3–5` (or `none`, or `all`)",
         )
@@ -430,8 +602,6 @@ def _take_depends(value: str, line: int, facts: _Facts, ctx: Context, task_id: s
             f"`all` read as every task above task {task_id}: {show_ids(parsed)}",
             line,
         )
-    if facts.unreadable:
-        return
     if facts.depends is None:
         facts.depends = list(parsed)
         return
@@ -446,7 +616,8 @@ def _take_requirements(value: str, line: int, facts: _Facts, ctx: Context) -> No
         ctx.note(
             Level.WARNING,
             "tasks.requirement-malformed",
-            f"`{token}` is not a requirement id this reader knows; it was skipped",
+            f"not understood: `{token}` in a requirements citation (expected ids such as "
+            "`R1`, `R1.2`, `AC7` or a range `R1–R3`); it was skipped",
             line,
             "write ids like `R1`, `R1.2`, `AC7` or a range `R1–R3`",
         )

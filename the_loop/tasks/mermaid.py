@@ -25,8 +25,10 @@ What is read, and why:
   warning and no edge; ``~~~`` is an invisible layout link and is ignored.
 * ``classDef``, ``class``, ``style``, ``linkStyle``, ``click``, ``subgraph``,
   ``end``, ``direction`` and ``%%`` comment lines carry no edges.
-* A node maps to a task id through its id (``T7``, ``t7``, ``7`` → ``"7"``),
-  else through a leading number in its label (``A[7 dispatcher]`` → ``"7"``).
+* A node maps to a task id through its id (``T7``, ``t7``, ``7`` → ``"7"``;
+  ``T12b`` → ``"12b"``), else through a leading number in its label
+  (``A[7 dispatcher]`` → ``"7"``). A label given once holds for the node in every
+  later statement.
   A node that maps to nothing is a warning; its edges are dropped.
 """
 
@@ -42,8 +44,8 @@ from the_loop.findings import Finding, Level
 _HEADER_RE = re.compile(r"(?:flowchart|graph)(?:[ \t]+(?:TB|TD|BT|RL|LR))?[ \t]*(?:;|$)")
 _NODE_ID_RE = re.compile(r"\w+")
 _CLASS_SUFFIX_RE = re.compile(r":::[\w-]+")
-_TASK_NODE_RE = re.compile(r"[Tt]?(\d+)")
-_LABEL_NUMBER_RE = re.compile(r"[Tt]?(\d+(?:\.\d+)*)\b")
+_TASK_NODE_RE = re.compile(r"(?:[Tt](?:ask)?_?)?([0-9]{1,9}[a-z]?)")
+_LABEL_NUMBER_RE = re.compile(r"[Tt]?([0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?)\b")
 _ARROW_RE = re.compile(r"<?(?:-{2,}|={2,}|-\.+-|~{3,})(?:>|[ox](?!\w))?")
 _PIPE_LABEL_RE = re.compile(r"\|[^|]*\|")
 _IGNORED_KEYWORDS = frozenset(
@@ -106,6 +108,8 @@ class Flowchart:
     edges: tuple[Edge, ...]
     findings: tuple[Finding, ...]
     mapped: int
+    # The task ids the chart draws, each with the line of its first appearance.
+    nodes: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass
@@ -155,7 +159,8 @@ def node_task_id(node_id: str, label: str | None) -> str | None:
 def _canonical(number: str) -> str:
     # Leading zeros do not make another task (T01 is task 1); no int() so huge
     # digit strings cannot hit the interpreter's int-size limit.
-    return number.lstrip("0") or "0"
+    stripped = number.lstrip("0")
+    return stripped if stripped[:1].isdigit() else "0" + stripped
 
 
 def _header(lines: list[str]) -> tuple[int, str] | None:
@@ -261,8 +266,18 @@ class _Reader:
             source, target = ids[a], ids[b]
             if source is not None and target is not None:
                 edges.setdefault((source, target), Edge(source, target, line_no))
-        mapped = sum(1 for value in ids.values() if value is not None)
-        return Flowchart(first_line, end_line, tuple(edges.values()), tuple(self.findings), mapped)
+        nodes: dict[str, int] = {}
+        for node, task_id in ids.items():
+            if task_id is not None:
+                nodes.setdefault(task_id, self.first_seen[node])
+        return Flowchart(
+            first_line,
+            end_line,
+            tuple(edges.values()),
+            tuple(self.findings),
+            len(nodes),
+            tuple(nodes.items()),
+        )
 
     def _note(self, level: Level, code: str, message: str, line_no: int, hint: str) -> None:
         self.findings.append(Finding(level, code, message, Where(self.path, line_no), hint))

@@ -61,15 +61,20 @@ class Task:
     test: str | None = None
     test_line: int | None = None
     details: tuple[str, ...] = ()
+    # The line of a dependency statement loop could not read: the task may wait
+    # for something loop cannot see, so the graph never offers it as ready.
+    unread_depends_line: int | None = None
 
 
 @dataclass(frozen=True)
 class TaskList:
     """Everything read from one ``tasks.md``.
 
-    ``dependency_source`` says where the edges came from: ``"fields"`` (the
-    ``_Depends on:_`` sub-bullets or inline ``depends on`` prose), ``"mermaid"``
-    (only a mermaid flowchart), ``"both"``, or ``"none"``.
+    ``dependency_source`` names the sources the edges came from, joined by
+    ``+``: ``"fields"`` (``_Depends on:_`` fields and ``depends on`` clauses),
+    ``"mermaid"`` (flowcharts), ``"prose"`` (arrow chains in a DAG section),
+    ``"table"`` (dependency tables), e.g. ``"fields+mermaid"``; ``"none"`` when no
+    source states anything.
     """
 
     path: Path
@@ -77,11 +82,25 @@ class TaskList:
     findings: tuple[Finding, ...]
     dependency_source: str = "none"
 
+    def not_understood(self) -> Finding | None:
+        """The first line that may be a task loop could not read, if any.
+
+        With one, an id that is not found may be that task: a dependency on it is
+        not certainly unknown.
+        """
+        return next((f for f in self.findings if f.code in TASK_NOT_UNDERSTOOD), None)
+
+
+# Findings about lines that may be tasks the reader could not read.
+TASK_NOT_UNDERSTOOD = frozenset(
+    {"tasks.no-id", "tasks.heading-no-checkbox", "tasks.unclosed-fence"}
+)
+
 
 def new_task(values: dict[str, object]) -> Task:
     """A ``Task`` holding ``values``, built without the generated frozen ``__init__``.
 
-    That ``__init__`` sets each of the 14 fields through ``object.__setattr__``,
+    That ``__init__`` sets each of the 15 fields through ``object.__setattr__``,
     a tenth of the reader's time on a 100k-task file. Filling the instance
     dict gives an equal object as long as ``Task`` stays a plain frozen
     dataclass without ``__post_init__`` (``tests/test_tasks_reader.py`` pins

@@ -1,11 +1,13 @@
 """Read ``tasks.md``: one linear pass over its lines, then the tasks it lists.
 
 The pass skips front matter and fenced code (handing ``mermaid`` blocks to
-``the_loop.tasks.mermaid``), starts a task at each column-0 checkbox line and
-collects the lines it owns; ``the_loop.tasks.assembly`` turns each such draft
-into a ``Task`` and ``the_loop.tasks.edges`` decides where the dependencies come
-from. The grammar is described in ``the_loop.tasks``, which re-exports
-``parse_tasks`` and ``read_tasks``; the writer reads files through here too.
+``the_loop.tasks.mermaid``), starts a task at each column-0 checkbox line and at
+each heading that names a task, and collects the lines it owns; lines of a DAG
+section that belong to no task go to ``the_loop.tasks.prose_dag``.
+``the_loop.tasks.assembly`` turns each draft into a ``Task`` and
+``the_loop.tasks.edges`` joins the dependency sources. The grammar is described
+in ``the_loop.tasks``, which re-exports ``parse_tasks`` and ``read_tasks``; the
+writer reads files through here too.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from the_loop.findings import Level
 from the_loop.io.fences import closes_fence, open_fence
 from the_loop.io.textfile import decode_utf8
 from the_loop.tasks import mermaid
-from the_loop.tasks.assembly import Block, Context, Draft, assemble, lone_field
+from the_loop.tasks.assembly import Block, Context, Draft, assemble, has_task_id, lone_field
 from the_loop.tasks.edges import resolve_source
 from the_loop.tasks.model import TaskList
+from the_loop.tasks.prose_dag import DAG_HEADING_RE, ProseDag
 
 
 def parse_tasks(text: str, path: Path) -> TaskList:
@@ -32,8 +35,16 @@ def parse_tasks(text: str, path: Path) -> TaskList:
     """
     reader = _Reader(text, Path(path))
     reader.read()
-    tasks, source = resolve_source(reader.ctx, reader.charts, reader.stated, reader.unreadable)
-    return TaskList(Path(path), tasks, tuple(reader.ctx.findings), source)
+    reader.ctx.report_missing_ids()
+    tasks, source = resolve_source(reader.ctx, reader.charts, reader.prose)
+    findings = reader.ctx.findings
+    findings.sort(key=_line_of)  # stable: findings of one line keep their order
+    return TaskList(Path(path), tasks, tuple(findings), source)
+
+
+def _line_of(finding: object) -> int:
+    where = getattr(finding, "where", None)
+    return (where.line or 0) if where is not None else 0
 
 
 def read_tasks(path: Path) -> TaskList:
@@ -73,11 +84,17 @@ def decode(data: bytes, path: Path) -> str:
 # The line pass
 
 _TASK_RE = re.compile(r"[-*+][ \t]+\[(.)\]((?:[ \t].*)?)$")
+# `1. [x] Title`: a task in an ordered list; without an id of its own it is the
+# number the list shows.
+_ORDERED_TASK_RE = re.compile(r"([0-9]{1,9})[.)][ \t]+\[(.)\]((?:[ \t].*)?)$")
 _NESTED_BOX_RE = re.compile(r"\[.\](?:[ \t]|$)")
 _FIELD_LINE_RE = re.compile(
     r"[ \t]+[-*+][ \t]+(_(depends on|requirements|test):_[ \t]*(\S.*))", re.IGNORECASE
 )
 _BULLET_RE = re.compile(r"(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]+(.*))?$")
+_HEADING_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
+# A heading that is a task: `### T1 — title`, `## Task 3: title` (the word is dropped).
+_HEADING_TASK_RE = re.compile(r"(?=[Tt][0-9])|[Tt]ask[ \t]+(?=[Tt]?[0-9])")
 
 
 @dataclass
@@ -89,6 +106,7 @@ class _Fence:
     line: int
     in_task: bool
     mermaid: list[str] | None
+    in_dag: bool = False  # a plain fence in a DAG section: its lines are chains
 
 
 class _Reader:
@@ -98,9 +116,10 @@ class _Reader:
         self.text = text
         self.ctx = Context(path)
         self.tasks = self.ctx.tasks
-        self.stated: list[bool] = []
-        self.unreadable: set[int] = set()
         self.charts: list[mermaid.Flowchart] = []
+        self.prose = ProseDag(path)
+        self.dag_level: int | None = None  # heading level of the DAG section we are in
+        self.ordered: int | None = None  # the number the ordered task list showed last
         self.draft: Draft | None = None
         self.fence: _Fence | None = None
         self.ascii = text.isascii()
@@ -129,6 +148,7 @@ class _Reader:
         if self.fence is not None:
             self._unclosed_fence(self.fence)
         self._finish()
+        self.prose.finish()
 
     def _line(self, line: str, no: int, pos: int) -> None:
         if self.fence is not None:
@@ -138,19 +158,91 @@ class _Reader:
         if not body:
             if self.draft is not None:
                 self.draft.after_blank = True
+            self.prose.end_table()
             return
         indented = line[0] in " \t"
         if body[0] in "`~" and self._open_fence(body, no, indented):
             return
         if indented:
             self._indented(body, no)
-            return
+        else:
+            self._column_zero(line, body, no, pos)
+
+    def _column_zero(self, line: str, body: str, no: int, pos: int) -> None:
+        """A line at column 0: a task, a heading, a sub-item of a heading task, or an end."""
+        if line[0].isdigit():
+            ordered = _ORDERED_TASK_RE.match(line)
+            if ordered:
+                self._ordered_task(ordered, no, pos)
+                return
+        self.ordered = None  # any other column-0 line ends an ordered list
         if line[0] in "-*+":
             m = _TASK_RE.match(line)
             if m:
-                self._start_task(m, no, pos)
+                self._checkbox(m, no, pos)
                 return
+            if self.draft is not None and self.draft.heading:
+                self._indented(body, no)  # a bullet of a heading task: one of its sub-items
+                return
+        elif line[0] == "#" and self._heading(line, no, pos):
+            return
+        if self.draft is not None and self.draft.heading:
+            self._heading_text(body, no)
+            return
         self._finish()  # any other column-0 line ends the task
+        if line[0] == "|":
+            self.prose.table_row(line, no)
+            return
+        self.prose.end_table()
+        if self.dag_level is not None:
+            self.prose.feed(line, no, fenced=False)
+
+    def _heading(self, line: str, no: int, pos: int) -> bool:
+        m = _HEADING_RE.match(line)
+        if m is None:
+            return False
+        self._finish()
+        level, title = len(m.group(1)), (m.group(2) or "").strip()
+        if self.dag_level is not None and level <= self.dag_level:
+            self.dag_level = None
+        if DAG_HEADING_RE.search(title):
+            self.dag_level = level
+        named = _HEADING_TASK_RE.match(title)
+        if named and has_task_id(title[named.end() :]):
+            self.draft = Draft(None, no, 0, Block(title[named.end() :], no), heading=True)
+        return True
+
+    def _heading_text(self, body: str, no: int) -> None:
+        """A column-0 paragraph line under a heading task: a detail of it."""
+        draft = self.draft
+        assert draft is not None
+        draft.end_line = no
+        if draft.after_blank or not draft.blocks:
+            draft.blocks.append(Block(body, no))
+        else:
+            draft.blocks[-1].add(body, no)
+        draft.after_blank = False
+
+    def _checkbox(self, m: re.Match[str], no: int, pos: int) -> None:
+        draft = self.draft
+        content = m.group(2).strip()
+        if draft is not None and draft.heading and not has_task_id(content):
+            # `- [x] Done` under `### T1 — …`: the heading task's state (the first one).
+            if draft.mark is None:
+                draft.mark = m.group(1)
+                draft.mark_offset = self._byte_offset(pos + m.start(1))
+            draft.end_line = no
+            return
+        self._start_task(m, no, pos)
+
+    def _ordered_task(self, m: re.Match[str], no: int, pos: int) -> None:
+        shown = int(m.group(1)) if self.ordered is None else self.ordered + 1
+        self.ordered = shown
+        self._finish()
+        content = m.group(3).strip()
+        text = content if has_task_id(content) else f"{shown}. {content}"
+        offset = self._byte_offset(pos + m.start(2))
+        self.draft = Draft(m.group(2), no, offset, Block(text, no))
 
     def _start_task(self, m: re.Match[str], no: int, pos: int) -> None:
         self._finish()
@@ -195,14 +287,15 @@ class _Reader:
         if opened is None:
             return False
         char, length, info_text = opened
-        if not indented:
+        if not indented and not (self.draft is not None and self.draft.heading):
             self._finish()
         in_task = self.draft is not None
         if self.draft is not None:
             self.draft.end_line = no
         info = info_text.split(None, 1)
         is_mermaid = bool(info) and info[0].lower() == "mermaid"
-        self.fence = _Fence(char, length, no, in_task, [] if is_mermaid else None)
+        in_dag = self.dag_level is not None and not is_mermaid and not in_task
+        self.fence = _Fence(char, length, no, in_task, [] if is_mermaid else None, in_dag)
         return True
 
     def _fenced(self, line: str, no: int) -> None:
@@ -215,6 +308,8 @@ class _Reader:
                 self.draft.end_line = no
         elif fence.mermaid is not None:
             fence.mermaid.append(line)
+        elif fence.in_dag:
+            self.prose.feed(line, no, fenced=True)
 
     def _close_chart(self, fence: _Fence) -> None:
         if fence.mermaid is not None:
@@ -234,15 +329,8 @@ class _Reader:
 
     def _finish(self) -> None:
         draft, self.draft = self.draft, None
-        if draft is None:
-            return
-        assembled = assemble(draft, self.ctx)
-        if assembled is not None:
-            task, stated, unreadable = assembled
-            if unreadable:
-                self.unreadable.add(len(self.tasks))
-            self.tasks.append(task)
-            self.stated.append(stated)
+        if draft is not None:
+            assemble(draft, self.ctx)
 
     def _byte_offset(self, char_index: int) -> int:
         if self.ascii:

@@ -21,20 +21,29 @@ from the_loop.tasks.model import Task
 # ---------------------------------------------------------------------------
 # Task ids
 
-# An id as a task line writes it (`3.`, `3)`, `3:`, `3 —`, `T3`, `3.2`, `**T3`),
-# the separator included; the task-line reader and the writer share it.
+# An id as a task line writes it (`3.`, `3)`, `3:`, `3 —`, `T3`, `Task 3`, `3.2`,
+# `T12b`, `**T3`), the separator included; the task-line reader and the writer share
+# it. A letter suffix (`T12b`) names a task inserted after 12 without renumbering.
 ID_RE = re.compile(
-    r"(?P<t>[Tt])?(?P<num>[0-9]{1,9}(?:\.[0-9]{1,9})*)"
+    r"(?P<t>[Tt]ask[ \t]+|[Tt])?(?P<num>[0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?)"
     r"(?P<sep>\.|\)|:|[ \t]*[—–]|[ \t]+-(?=[ \t]|$)|(?=\*\*)|(?=[ \t]|$))"
 )
 
 
 def canonical_id(number: str) -> str:
-    """The canonical form of a task number: ``"03"`` → ``"3"``, ``"3.02"`` → ``"3.2"``."""
+    """The canonical form of a task number: ``"03"`` → ``"3"``, ``"3.02"`` → ``"3.2"``.
+
+    A letter suffix stays: ``"012b"`` → ``"12b"``.
+    """
     # T03 and 3 are one task; lstrip (not int()) keeps any digit string safe.
     if number[0] != "0" and "." not in number:
         return number
-    return ".".join(part.lstrip("0") or "0" for part in number.split("."))
+    return ".".join(_strip_zeros(part) for part in number.split("."))
+
+
+def _strip_zeros(part: str) -> str:
+    stripped = part.lstrip("0")
+    return stripped if stripped[:1].isdigit() else "0" + stripped
 
 
 # ---------------------------------------------------------------------------
@@ -44,13 +53,13 @@ ALL: Literal["all"] = "all"
 _MAX_RANGE = 100_000
 _PAREN_RE = re.compile(r"\([^()]*\)")
 _NONE_RE = re.compile(r"(?:none|nothing|n/a)(?![\w/])|[—–-]$", re.IGNORECASE)
-_ALL_RE = re.compile(r"all(?:[ \t]+tasks)?(?:[ \t]+above)?\.?$", re.IGNORECASE)
+_ALL_RE = re.compile(r"all(?:[ \t]+(?:other[ \t]+)?tasks)?(?:[ \t]+above)?\.?$", re.IGNORECASE)
 _SIMPLE_DEPS_RE = re.compile(r"[0-9]{1,9}(?:, [0-9]{1,9})+$")
-_DEP_SPLIT_RE = re.compile(r"[,;&]|[ \t]and[ \t]", re.IGNORECASE)
+_DEP_SPLIT_RE = re.compile(r"[,;&+]|[ \t]and[ \t]", re.IGNORECASE)
+_TASK_NUMBER = r"[0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?"
 _DEP_ITEM_RE = re.compile(
-    r"(?:tasks?[ \t]+)?[Tt]?([0-9]{1,9}(?:\.[0-9]{1,9})*)"
-    r"(?:[ \t]*(?:[–—-]|\.\.|to)[ \t]*[Tt]?([0-9]{1,9}(?:\.[0-9]{1,9})*))?",
-    re.IGNORECASE,
+    rf"(?:tasks?[ \t]+)?[Tt]?({_TASK_NUMBER})"
+    rf"(?:[ \t]*(?:[–—-]|\.\.|to)[ \t]*[Tt]?({_TASK_NUMBER}))?"
 )
 
 
@@ -73,7 +82,7 @@ def parse_depends(value: str) -> tuple[str, ...] | Literal["all"] | None:
         token = token.strip()
         if not token:
             continue
-        m = _DEP_ITEM_RE.fullmatch(token)
+        m = _DEP_ITEM_RE.fullmatch(token.lower() if token[:4].lower() == "task" else token)
         if m is None:
             return None
         if m.group(2) is None:
@@ -87,9 +96,15 @@ def parse_depends(value: str) -> tuple[str, ...] | Literal["all"] | None:
 
 
 def _expand(first: str, last: str) -> list[str] | None:
-    """The ids from ``first`` to ``last`` (same depth, last part counting up)."""
-    a = [p.lstrip("0") or "0" for p in first.split(".")]
-    b = [p.lstrip("0") or "0" for p in last.split(".")]
+    """The ids from ``first`` to ``last`` (same depth, last part counting up).
+
+    Only numbers expand: a range with a letter-suffixed end (``12b–12d``) is not
+    read, since it is unclear whether ``12``, ``13`` or ``12c`` lie inside it.
+    """
+    a = [_strip_zeros(p) for p in first.split(".")]
+    b = [_strip_zeros(p) for p in last.split(".")]
+    if not (a[-1].isdigit() and b[-1].isdigit()):
+        return None
     if len(b) < len(a):
         b = a[: len(a) - len(b)] + b  # `R1.1–7` means R1.1–R1.7
     if len(a) != len(b) or a[:-1] != b[:-1]:
@@ -102,18 +117,37 @@ def _expand(first: str, last: str) -> list[str] | None:
 
 
 # ---------------------------------------------------------------------------
-# Requirement values
+# Requirement citations
+#
+# A citation token is an id of some family: `R1`, `R1.2`, `R1a.1`, `AC7`, `AC2.1`,
+# `FR3`, `NFR1`, `US4` or `REQ-2`; a bare criterion number `1.2`; `NFR` alone (the
+# non-functional section); `req 2`. Ranges join two ids (`R1.1–R1.4`, `AC2.1–2.3`,
+# `AC 1–3`). Which family means what is for the traceability check to decide; here
+# each token is only read, canonically: upper-case family, no space or dash.
 
-_REQ_RE = re.compile(
-    r"(?<![\w.#])(?P<p>NFR|FR|AC|R)[ \t]?(?P<a>[0-9]{1,9}(?:\.[0-9]{1,9})*)"
-    r"(?:[ \t]*(?:[–—-]|\.\.)[ \t]*"
-    r"(?:(?P<q>NFR|FR|AC|R)[ \t]?)?(?P<b>[0-9]{1,9}(?:\.[0-9]{1,9})*))?"
-    r"(?![\w])",
-    re.IGNORECASE,
+# The families a reader meets in requirement files; other upper-case families
+# (`D2` design decisions, `A5` abuse cases) are still read, but only outside
+# parentheses, where they are listed on purpose.
+REQUIREMENT_FAMILIES = ("R", "AC", "FR", "NFR", "REQ")
+_REQ_NUMBER = r"[0-9]{1,9}[a-z]?(?:\.[0-9]{1,9}[a-z]?)*"
+_FAMILY = r"(?:(?i:nfr|fr|ac|req|r)|[A-Z]{1,5})"
+_CITE_RE = re.compile(
+    r"(?<![\w-])(?P<nfr>NFR)(?![\w-])(?:[ \t]+(?![A-Z]{1,5}[ \t]?[0-9])[A-Za-z][\w-]*)?|"
+    rf"(?<![\w.#/§@-])(?:(?P<p>{_FAMILY})(?:[ \t]?-?[ \t]?))?(?P<a>{_REQ_NUMBER})"
+    rf"(?:[ \t]*(?:[–—-]|\.\.)[ \t]*(?:(?P<q>{_FAMILY})[ \t]?-?)?(?P<b>{_REQ_NUMBER}))?"
+    r"(?![\w])"
 )
-_SIMPLE_REQS_RE = re.compile(
-    r"(?:(?:NFR|FR|AC|R)[0-9]{1,9}(?:\.[0-9]{1,9})*(?:, |$))+$", re.IGNORECASE
+_REQ_WORD_RE = re.compile(r"(?<![\w-])req(?:uirement)?[ \t]+(?=[0-9])", re.IGNORECASE)
+_AC_BEFORE_R_RE = re.compile(r"(?<![\w-])AC[ \t]+(?=R[0-9])")
+# Phrases with numbers that cite something other than a requirement: dropped unread.
+_NOT_CITATIONS_RE = re.compile(
+    r"`[^`]*`"  # code
+    r"|\]\([^)]*\)"  # a link's target (its text, `[R1.1]`, is read)
+    r"|https?://\S+"
+    r"|(?i:(?:security[ \t]+)?abuse[ \t]+cases?)[ \t]*[0-9][0-9 \t,–—-]*(?:(?i:and)[ \t]+[0-9]+)?"
+    r"|(?i:(?:security|design)[ \t]+)?§[ \t]*[0-9][0-9.]*(?:[ \t]*[–—-][ \t]*§?[ \t]*[0-9][0-9.]*)?"
 )
+_SIMPLE_REQS_RE = re.compile(r"(?:(?:NFR|FR|AC|R)[1-9][0-9]{0,8}(?:\.[1-9][0-9]{0,8})?(?:, |$))+$")
 _ID_LIKE_RE = re.compile(r"(?<![\w.#])[A-Za-z]*[-_]?[0-9][\w.-]*")
 _ALL_REQ_RE = re.compile(r"[ \t]*all\b", re.IGNORECASE)
 
@@ -125,40 +159,58 @@ class Requirements(NamedTuple):
     malformed: tuple[str, ...]
 
 
-def parse_requirements(value: str) -> Requirements:
-    """Requirement ids in ``value``; id-like tokens outside parentheses that are not ids."""
+def parse_requirements(value: str, *, quiet: bool = False) -> Requirements:
+    """Citation tokens in ``value``; id-like tokens outside parentheses that are not ids.
+
+    ``quiet`` reads ``value`` as prose in parentheses: only ids of the requirement
+    families are taken and nothing is reported.
+    """
     if _SIMPLE_REQS_RE.match(value):  # `R1, R2.3, AC7`: ids as written, the common case
-        return Requirements(tuple(dict.fromkeys(value.upper().split(", "))), ())
+        return Requirements(tuple(dict.fromkeys(value.split(", "))), ())
     ids: dict[str, None] = {}
     malformed: list[str] = []
     if _ALL_REQ_RE.match(value):
         ids[ALL] = None
-    outside = _PAREN_RE.sub(lambda m: _collect_quietly(m.group(), ids), value)
-    for m in _REQ_RE.finditer(outside):
-        expanded = _requirement_ids(m)
+    text = _NOT_CITATIONS_RE.sub(" ", value)
+    text = _AC_BEFORE_R_RE.sub("", text)  # `AC R1.2`: the AC prefix applied to an R id
+    text = _REQ_WORD_RE.sub("REQ", text)
+    if not quiet:
+        text = _PAREN_RE.sub(lambda m: _collect_quietly(m.group(), ids), text)
+    for m in _CITE_RE.finditer(text):
+        expanded = _citation_ids(m, quiet=quiet)
         if expanded is None:
-            malformed.append(m.group())
+            if not quiet:
+                malformed.append(m.group())
         else:
             ids.update(dict.fromkeys(expanded))
-    leftover = _REQ_RE.sub(" ", outside)
-    malformed.extend(t.rstrip(".-") for t in _ID_LIKE_RE.findall(leftover))
+    if not quiet:
+        leftover = _CITE_RE.sub(" ", text)
+        malformed.extend(t.rstrip(".-") for t in _ID_LIKE_RE.findall(leftover))
     return Requirements(tuple(ids), tuple(malformed))
 
 
 def _collect_quietly(group: str, ids: dict[str, None]) -> str:
     # Parentheses hold prose ("(design D2)", "(receiver)"): take ids, report nothing.
-    for m in _REQ_RE.finditer(group):
-        ids.update(dict.fromkeys(_requirement_ids(m) or ()))
+    ids.update(dict.fromkeys(parse_requirements(group[1:-1], quiet=True).ids))
     return " , "
 
 
-def _requirement_ids(m: re.Match[str]) -> list[str] | None:
-    prefix = m.group("p").upper()
+def _citation_ids(m: re.Match[str], *, quiet: bool) -> list[str] | None:
+    """The canonical tokens one match names; None when it does not read as a citation."""
+    if m.group("nfr"):
+        return ["NFR"]  # the non-functional requirements as a whole (`NFR back-compat`)
+    prefix = (m.group("p") or "").upper()
+    if quiet and prefix not in REQUIREMENT_FAMILIES:
+        return [] if prefix else None  # `(design D2)`, `(tests 1–8)`: prose
+    a = m.group("a")
+    if not prefix and "." not in a:
+        return None  # a lone number cites nothing: `7`, `cases 1–3`
     if m.group("b") is None:
-        return [prefix + m.group("a")]
-    if m.group("q") and m.group("q").upper() != prefix:
+        return [prefix + ".".join(_strip_zeros(p) for p in a.split("."))]  # FR-001 is FR1
+    other = (m.group("q") or "").upper()
+    if other and other != prefix:
         return None
-    numbers = _expand(m.group("a"), m.group("b"))
+    numbers = _expand(a, m.group("b"))
     return None if numbers is None else [prefix + n for n in numbers]
 
 
@@ -178,6 +230,14 @@ def test_command(task: Task) -> list[str] | None:
     if span is None:
         return None
     return _split_command(span)
+
+
+def test_text(task: Task) -> str | None:
+    """The command text of the task's ``_Test:_``: its first code span, row label dropped."""
+    if task.test is None:
+        return None
+    span = _first_code_span(task.test)
+    return _command_text(span) if span is not None else None
 
 
 def unsplittable_span(value: str) -> str | None:

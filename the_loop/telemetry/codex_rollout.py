@@ -12,6 +12,12 @@ Walking back from the end of ``rollout-<ts>-<thread-id>.jsonl``, the newest
 ``compacted`` line newer than every usable ``token_count`` makes the reading
 *just compacted*; the count before it, when within reach, is ``pre_tokens``.
 
+While a tool call is running (a hook reads the rollout then), the response that
+asked for it has a ``token_usage_record`` (its ``usage``, the same numbers its
+``token_count`` will carry) but no ``token_count`` yet: Codex 0.169.0 writes
+that after the tool's output. A record newer than every ``token_count`` is
+therefore the count, and the older ``token_count`` gives only the window.
+
 Right after compacting, Codex 0.169.0 writes a ``token_count`` whose
 ``last_token_usage`` has zero input and zero output but a ``total_tokens``
 (its estimate of the compacted history; seen in a real rollout). No request
@@ -171,12 +177,18 @@ def _take(scan: _Scan, obj: Mapping[str, Any], line: TailLine, bytes_read: int) 
         _take_event(scan, payload, line, bytes_read)
     elif kind == "turn_context" and scan.model is None:
         scan.model = text(payload.get("model"))
-    elif kind == "token_usage_record" and scan.thread is None:
-        scan.thread = text(payload.get("thread_id"))
+    elif kind == "token_usage_record":
+        scan.thread = scan.thread or text(payload.get("thread_id"))
+        usage = payload.get("usage")
+        fresh = not scan.found_at and scan.usage is None and scan.compacted_line is None
+        if fresh and isinstance(usage, Mapping) and _in_use(usage) is not None:
+            scan.usage = usage  # newer than any token_count: see the module docstring
+            scan.count_line = line
     elif kind == "session_meta" and scan.thread is None:
         scan.thread = text(payload.get("id"))
-    elif kind == "compacted" and scan.compacted_line is None and not scan.found_at:
-        scan.compacted_line = line
+    elif kind == "compacted" and scan.compacted_line is None and scan.usage is None:
+        if not scan.found_at:
+            scan.compacted_line = line
 
 
 def _take_event(scan: _Scan, payload: Mapping[str, Any], line: TailLine, bytes_read: int) -> None:
@@ -188,6 +200,10 @@ def _take_event(scan: _Scan, payload: Mapping[str, Any], line: TailLine, bytes_r
     usage = field(payload, "info", "last_token_usage")
     if not isinstance(usage, Mapping) or _in_use(usage) is None:
         return  # a rate-limit-only ping (info null) or a count we cannot read
+    if scan.usage is not None:  # a newer token_usage_record holds the count: the window only
+        scan.rollout_window = count(field(payload, "info", "model_context_window"))
+        scan.found_at = bytes_read
+        return
     if _is_post_compaction_estimate(usage):
         if scan.compacted_line is None:
             scan.compacted_line = line

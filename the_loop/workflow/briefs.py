@@ -28,6 +28,9 @@ _GUIDANCE = {
     "considerations section.",
     "design": "Architecture, components and interfaces, data models, error handling, "
     "security design and testing strategy that meet every requirement.",
+    "testing-plan": "How the work item will be proved: a test matrix, the scenarios with "
+    "the requirement each one traces to, the verification environment, the evidence "
+    "to keep, and the verification results once the plan has run.",
     "tasks": "A DAG of small, verifiable tasks: `- [ ] N. title` with `_Depends on:_`, "
     "`_Requirements:_` (ids from the requirements) and `_Test:_` (a command in "
     "backticks) sub-bullets.",
@@ -36,7 +39,8 @@ _UPSTREAM = {
     "brainstorm": (),
     "requirements": ("brainstorm",),
     "design": ("requirements",),
-    "tasks": ("requirements", "design"),
+    "testing-plan": ("requirements", "design"),
+    "tasks": ("requirements", "design", "testing-plan"),
 }
 _RESUME_LIMIT = 8000  # characters, about 2,000 tokens
 _LIST_LIMIT = 10
@@ -67,6 +71,13 @@ def brief(report: ItemReport, action: Action) -> str:
             status=lock.label
             if not lock.stale
             else "stale (" + "; ".join(lock.stale_reasons) + ")",
+        )
+    if action.kind == "adopt":
+        return render(
+            "briefs/adopt.md.j2",
+            **common,
+            ticks=report.unrecorded_ticks,
+            tasks_path=_path(report, "tasks"),
         )
     if action.kind == "implement" and action.task:
         return render("briefs/task.md.j2", **common, **_task_context(report, action.task))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from the_loop.checkpoint import sessions
 from the_loop.checkpoint import transaction as checkpoint
 from the_loop.checkpoint.policy import Reset
 from the_loop.errors import RefusedError, Where
@@ -87,8 +88,8 @@ def execute_step(
             if step.deferred or dry_run:
                 return step
             report = fresh_report(ctx)
-            return _hand_out(ctx, report, dry_run, crossing)
-    return _hand_out(ctx, report, dry_run, None)
+            return _hand_out(ctx, report, dry_run, crossing, session)
+    return _hand_out(ctx, report, dry_run, None, session)
 
 
 def _require_locked(report: ItemReport) -> None:
@@ -105,7 +106,11 @@ def _require_locked(report: ItemReport) -> None:
 
 
 def _hand_out(
-    ctx: ItemContext, report: ItemReport, dry_run: bool, crossing: Crossing | None
+    ctx: ItemContext,
+    report: ItemReport,
+    dry_run: bool,
+    crossing: Crossing | None,
+    session: str | None = None,
 ) -> ExecuteStep:
 
     action = next_action(report)
@@ -120,6 +125,9 @@ def _hand_out(
                 set_state(current.item.artifacts["tasks"].path, task.id, TaskState.IN_PROGRESS)
         report = fresh_report(ctx)
         action = next_action(report)
+    if task is not None and task.state is not TaskState.DONE and not dry_run:
+        # the session handed this task is the one whose unsaved work Stop guards
+        sessions.own_task(ctx.project.root, session, ctx.item.id, task.id)
     return ExecuteStep("task", report, action, crossing, brief(report, action))
 
 
@@ -130,6 +138,9 @@ def _finish(
     action = next_action(report)
     if report.phase.recorded in ("needs-review", "complete"):
         return ExecuteStep("complete", report, action, None, brief(report, action))
+    if action.kind == "adopt":
+        # Every box is ticked, but not every task was finished: no review yet.
+        raise RefusedError(action.text, hint=f"`{action.command}`")
     crossing = cross(
         report,
         "needs-review",

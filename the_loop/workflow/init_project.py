@@ -12,7 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from the_loop.config import schema
-from the_loop.config.loader import CONFIG_DIR, CONFIG_FILE, check_file, load_config
+from the_loop.config.loader import (
+    CONFIG_DIR,
+    CONFIG_FILE,
+    UPSTREAM_CONFIG_FILE,
+    check_file,
+    load_config,
+)
 from the_loop.errors import LoopError
 from the_loop.findings import Level, failing
 from the_loop.git.repo import find_repo_root
@@ -80,6 +86,8 @@ def _config_file(
     root: Path, folder: Path, spec_dir: str | None, commit: bool, dry_run: bool
 ) -> tuple[Step, str]:
     path = folder / CONFIG_FILE
+    if not path.exists() and (folder / UPSTREAM_CONFIG_FILE).is_file():
+        path = folder / UPSTREAM_CONFIG_FILE  # the upstream name: it is the config, keep it
     rel = _rel(root, path)
     if path.exists():
         try:

@@ -20,7 +20,15 @@ from the_loop.io.templating import render
 from the_loop.log.execution_log import record_transition
 from the_loop.spec.approval import body_hash, locks, upstream_kinds
 from the_loop.spec.front_matter import parse_front_matter, update_front_matter
-from the_loop.spec.items import ARTIFACT_FILES, list_items, load_item, read_text, resolve_item
+from the_loop.spec.items import (
+    ARTIFACT_FILES,
+    Artifact,
+    list_items,
+    load_item,
+    read_text,
+    resolve_item,
+)
+from the_loop.spec.placeholders import artifact_placeholders
 from the_loop.spec.project import ItemContext, Project
 from the_loop.tasks import read_tasks
 
@@ -165,6 +173,8 @@ ARTIFACT_NAMES = {
     "bugfix.md": "requirements",
     "design": "design",
     "design.md": "design",
+    "testing-plan": "testing-plan",
+    "testing-plan.md": "testing-plan",
     "tasks": "tasks",
     "tasks.md": "tasks",
 }
@@ -176,7 +186,7 @@ def artifact_kind(name: str) -> str:
     if kind is None:
         raise UsageError(
             f"{name!r} is not an artifact that can be approved",
-            hint="one of: brainstorm, requirements (or bugfix), design, tasks",
+            hint="one of: brainstorm, requirements (or bugfix), design, testing-plan, tasks",
         )
     return kind
 
@@ -204,8 +214,10 @@ def approve(ctx: ItemContext, artifact: str, by: str) -> Approved:
                 raise RefusedError(
                     f"cannot approve {art.path.name} while {current[up].path.name} is {state}",
                     where=Where(current[up].path),
-                    hint=f"approve upstream first: `loop approve {item.id} {up} --by {by}`",
+                    hint="approve upstream first: "
+                    f"`loop approve {item.id} {item.word(up)} --by {by}`",
                 )
+        _refuse_placeholders(item.id, art)
         if kind == "tasks":
             _refuse_broken_tasks(ctx, art.path)
         if lock.locked and lock.hash_recorded == lock.hash_now:
@@ -243,6 +255,20 @@ def _flow_list(values: list[str]) -> object:
     return seq
 
 
+def _refuse_placeholders(item_id: str, art: Artifact) -> None:
+    """An artifact with a template slot left unfilled is not finished (check says so too)."""
+    slots = artifact_placeholders(art)
+    if slots:
+        line, col, slot = slots[0]
+        more = f" and {len(slots) - 1} more" if len(slots) > 1 else ""
+        raise RefusedError(
+            f"{art.path.name} still has the template's placeholder {slot}{more}; an "
+            "unfinished artifact cannot be locked",
+            where=Where(art.path, line, col),
+            hint=f"write the real text in each `<…>`; `loop check {item_id}` lists them all",
+        )
+
+
 def _refuse_broken_tasks(ctx: ItemContext, path: Path) -> None:
 
     task_list = read_tasks(path)
@@ -256,14 +282,6 @@ def _refuse_broken_tasks(ctx: ItemContext, path: Path) -> None:
             f"(first: {first.message})",
             where=first.where,
             hint=f"`loop check {ctx.item.id}` lists them all",
-        )
-    placeholders = [t for t in task_list.tasks if t.title.startswith("<") and t.title.endswith(">")]
-    if placeholders:
-        raise RefusedError(
-            f"tasks.md still has the template's placeholder task {placeholders[0].id} "
-            f"({placeholders[0].title})",
-            where=Where(path, placeholders[0].line),
-            hint="replace the placeholder tasks with the real ones, then approve",
         )
     if not task_list.tasks:
         raise RefusedError(

@@ -12,7 +12,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from the_loop.config.loader import PHASES
+from the_loop.config.loader import ALL_PHASES
 from the_loop.config.state_folder import project_cache
 from the_loop.errors import LoopError, Where
 from the_loop.findings import Finding, Level, sorted_findings
@@ -25,13 +25,16 @@ if TYPE_CHECKING:
     from the_loop.dag.analysis import DagReport
     from the_loop.io.content_cache import ContentCache
     from the_loop.log.execution_log import LogEntry
+    from the_loop.log.task_checkpoints import LogCheckpoints
     from the_loop.spec.approval import Lock
     from the_loop.spec.phase import PhaseState
     from the_loop.spec.requirements import RequirementSet
+    from the_loop.tasks import Task
+    from the_loop.workflow.tick_evidence import TickProblem
 
-# Parsers, the graph analysis, the log reader, locks and phases are imported
-# where they run: a command loads only what it asks for, and with the parse
-# cache warm it needs no parser at all.
+# Parsers, the graph analysis, the log reader, locks, phases and tick evidence
+# are imported where they run: a command loads only what it asks for, and with
+# the parse cache warm it needs no parser at all.
 
 # Below this many characters a lock hash is computed rather than looked up.
 _CACHED_HASH_SIZE = 64 * 1024
@@ -134,10 +137,15 @@ class ItemReport:
 
     @cached_property
     def phase(self) -> PhaseState:
-        from the_loop.spec.phase import phase_state
+        from the_loop.spec.phase import phase_state, without_unrecorded_ticks
 
-        # The counts stand for the tasks: the phase needs no task itself.
-        return phase_state(self.item, self.locks, None, self.config.workflow.phases, self.counts)
+        phases = self.config.workflow.phases
+        # The counts stand for the tasks: the phase needs no task itself, unless
+        # every task is ticked and the ticks' evidence decides needs-review.
+        state = phase_state(self.item, self.locks, None, phases, self.counts)
+        if state.implied != "needs-review":
+            return state
+        return without_unrecorded_ticks(state, len(self.unrecorded_ticks), self.counts[1], phases)
 
     @cached_property
     def requirements(self) -> RequirementSet | None:
@@ -179,9 +187,12 @@ class ItemReport:
     def check(self) -> tuple[list[Finding], int]:
         """``(findings(), evaluated())``, from the cache while none of the item's files changed.
 
-        The findings are a function of the item's files, the configured phases and
-        the errors of its overrides, so those make the key; an unreadable file or a
-        log read only in part (over 64 KB) is always checked afresh.
+        The findings are a function of the item's files, the configured phases,
+        test shell and checkpoint trailers, the errors of its overrides and, once a
+        task is ticked, the git history its checkpoint commits are looked up in
+        (HEAD's commit) and an unfinished checkpoint, so those make the key; an
+        unreadable file or a log read only in part (over 64 KB) is always checked
+        afresh.
         """
         key = self._check_key()
         if key is None:
@@ -196,8 +207,35 @@ class ItemReport:
         return list(found), evaluated
 
     def _check_key(self) -> str | None:
+        if not self.cache.enabled:
+            return None
         problems = tuple(problem.render() for problem in self.ctx.problems)
-        return self.answer_key(tuple(self.item.artifacts), self.config.workflow.phases, problems)
+        config = self.config
+        settings = (config.workflow.phases, config.testing.shell, config.checkpoint.trailers)
+        return self.answer_key(tuple(self.item.artifacts), settings, problems, self._history_key())
+
+    def _history_key(self) -> tuple[str | None, str | None] | None:
+        """What the tick evidence reads outside the item's files (None: it reads nothing).
+
+        Git is asked only when a task is ticked, the log is there to name its
+        checkpoint and commits carry trailers; then HEAD's commit stands for the
+        history the checkpoint commits are looked up in, and an unfinished
+        checkpoint counts too (its commit may be next).
+        """
+        log = self.item.artifacts["execution-log"]
+        if not self.counts[0] or not log.exists or not self.config.checkpoint.trailers:
+            return None
+        from the_loop.checkpoint.state_dir import journal_exists
+        from the_loop.git.repo import head_sha
+
+        root = self.ctx.project.root
+        unfinished = None
+        if journal_exists(root):
+            from the_loop.checkpoint import transaction
+
+            journal = transaction.pending(root)
+            unfinished = journal.plan.id if journal is not None else None
+        return head_sha(root), unfinished
 
     def answer_key(self, kinds: tuple[str, ...], *extra: object) -> str | None:
         """A cache key for an answer made from these artifacts (and ``extra``), else None.
@@ -221,10 +259,39 @@ class ItemReport:
             parts.append(f"{art.kind}: {self.cache.digest(art.path, text)}")
         return "\n".join(parts)
 
+    @cached_property
+    def log_checkpoints(self) -> LogCheckpoints:
+        """The log's task checkpoints; the log is read only when some task is ticked."""
+        from the_loop.log.task_checkpoints import NONE, read_task_checkpoints
+
+        if not self.counts[0]:
+            return NONE
+        return read_task_checkpoints(self.item.artifacts["execution-log"].path)
+
+    @cached_property
+    def unrecorded_ticks(self) -> tuple[Task, ...]:
+        """Ticked tasks no checkpoint records (from the log alone, without git)."""
+        if not self.counts[0]:
+            return ()  # nothing ticked: neither tasks nor log need reading
+        from the_loop.workflow import tick_evidence
+
+        return tuple(tick_evidence.unrecorded_ticks(self))
+
+    @cached_property
+    def tick_problems(self) -> tuple[TickProblem, ...]:
+        """Ticks without their evidence, checked against git's history too."""
+        if not self.counts[0]:
+            return ()
+        from the_loop.workflow import tick_evidence
+
+        return tuple(tick_evidence.tick_problems(self))
+
     def findings(self, *, deep: bool = True) -> list[Finding]:
         """Every finding about the item; ``deep`` adds traceability and log checks."""
         from the_loop.spec.approval import lock_findings, written_ahead
         from the_loop.spec.phase import phase_findings
+        from the_loop.spec.placeholders import placeholder_findings
+        from the_loop.workflow import task_tests, tick_evidence
 
         found: list[Finding] = [*self.item.findings, *self.ctx.problems]
         found.extend(lock_findings(self.item, self.locks))
@@ -234,6 +301,9 @@ class ItemReport:
             found.extend(self.tasks.findings)
             found.extend(self.dag.findings if self.dag else ())
             found.extend(self._ahead_of_lock())
+            found.extend(tick_evidence.tick_findings(self))
+            found.extend(task_tests.test_command_findings(self))
+        found.extend(placeholder_findings(self.item))
         if deep:
             found.extend(self._trace())
             found.extend(self._log_findings())
@@ -280,7 +350,7 @@ class ItemReport:
                     "log.no-next",
                     "the last log entry has no **Next:**, so a fresh session has no "
                     f"resume anchor (entry {entry.stamp} — {entry.summary})",
-                    Where(log.path),
+                    Where(log.path, entry.line or _entry_line(log.path, entry.stamp)),
                     hint="the next checkpoint writes one",
                 )
             ]
@@ -291,17 +361,17 @@ class ItemReport:
         from the_loop.log.execution_log import entered_phases
 
         recorded = self.phase.recorded
-        if recorded not in PHASES or log.text is None:
+        if recorded not in ALL_PHASES or log.text is None:
             return []
         path = log.path
         later = [
             (p, n)
             for p, n in entered_phases(log.text)
-            if p in PHASES and PHASES.index(p) > PHASES.index(recorded)
+            if p in ALL_PHASES and ALL_PHASES.index(p) > ALL_PHASES.index(recorded)
         ]
         if not later:
             return []
-        phase, line = max(later, key=lambda row: PHASES.index(row[0]))
+        phase, line = max(later, key=lambda row: ALL_PHASES.index(row[0]))
         return [
             Finding(
                 Level.WARNING,
@@ -357,6 +427,16 @@ def _analysed(tasks: TaskList) -> tuple[TaskList, DagReport]:
     from the_loop.dag.analysis import analyze
 
     return tasks, analyze(tasks)
+
+
+def _entry_line(path: Path, stamp: str) -> int | None:
+    """The line of the last heading carrying ``stamp`` (an entry read from the tail has none)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    at = text.rfind(f"### {stamp}")
+    return text.count("\n", 0, at) + 1 if at >= 0 else None
 
 
 def _first_heading(text: str) -> str | None:

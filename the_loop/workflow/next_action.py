@@ -8,16 +8,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from the_loop.workflow.item_report import ItemReport
+from the_loop.workflow.tick_evidence import adopt_command
 
 _UPSTREAM_WORDS = {
     "requirements": "the brainstorm",
     "design": "the approved requirements",
+    "testing-plan": "the approved requirements and design",
     "tasks": "the approved requirements and design",
 }
 _PHASE_OF = {
     "brainstorm": "brainstorming",
     "requirements": "requirements-definition",
     "design": "design",
+    "testing-plan": "test-planning",
     "tasks": "tasks-breakdown",
 }
 
@@ -30,7 +33,8 @@ class Action:
     it is about one task; ``phase`` is the phase the action belongs to.
     """
 
-    kind: str  # write | revise | approve | reapprove | implement | blocked | review | done | fix
+    # write | revise | approve | reapprove | implement | adopt | blocked | review | done | fix
+    kind: str
     text: str
     command: str
     phase: str
@@ -59,7 +63,10 @@ def next_action(report: ItemReport) -> Action:
             report.phase.implied,
         )
     chain = ["brainstorm"] if _brainstorm_first(report) else []
-    chain += ["requirements", "design", "tasks"]
+    chain += ["requirements", "design"]
+    if report.item.in_chain("testing-plan", report.config.workflow.phases):
+        chain.append("testing-plan")
+    chain.append("tasks")
     for kind in chain:
         action = _artifact_action(report, kind)
         if action is not None:
@@ -125,6 +132,19 @@ def _implementation_action(report: ItemReport) -> Action:
             f"loop check {item_id}",
             "tasks-breakdown",
             artifact="tasks",
+        )
+    if done == total and report.unrecorded_ticks:
+        # Review would be refused: a tick without its checkpoint is not finished work.
+        task = report.unrecorded_ticks[0]
+        more = len(report.unrecorded_ticks) - 1
+        return Action(
+            "adopt",
+            f"task {task.id} is ticked without a checkpoint"
+            + (f" ({more} more like it)" if more else "")
+            + ": record it after the fact",
+            adopt_command(item_id, task.id),
+            "implementation",
+            task=task.id,
         )
     if done == total:
         if report.phase.recorded == "complete":

@@ -153,6 +153,12 @@ def next_view(report: ItemReport, *, all_ready: bool = False, limit: int | None 
         )
     if errors:
         message += f"; tasks.md has {errors} error(s): `loop check {report.id}`"
+    unrecorded = len(report.unrecorded_ticks)
+    if unrecorded:
+        # A tick without its checkpoint is not finished work; say so wherever done is counted.
+        message += (
+            f"; {unrecorded} ticked without a checkpoint (`loop status {report.id}` lists them)"
+        )
     return NextView(
         report.id,
         views,
@@ -172,9 +178,10 @@ def next_answer(
 ) -> tuple[dict[str, object], bool]:
     """``loop next --json``: the answer and whether it fails (exit 1).
 
-    The answer is made of tasks.md and the requirements alone, so it is kept
-    in the parse cache under their content hashes: a warm call loads neither
-    the graph analysis nor the parsers.
+    The answer is made of tasks.md and the requirements alone (and, once a task
+    is ticked, of the log, whose checkpoints say which ticks are unrecorded), so
+    it is kept in the parse cache under their content hashes: a warm call loads
+    neither the graph analysis nor the parsers.
     """
 
     def compute() -> tuple[dict[str, object], bool]:
@@ -183,8 +190,11 @@ def next_answer(
 
     root = report.ctx.project.root
     tasks = report.item.artifacts["tasks"]
+    kinds: tuple[str, ...] = ("tasks", "requirements")
+    if tasks.exists and report.counts[0]:
+        kinds += ("execution-log",)  # the ticks' checkpoints are read from it
     key = (
-        report.answer_key(("tasks", "requirements"), "next", all_ready, limit, str(root))
+        report.answer_key(kinds, "next", all_ready, limit, str(root))
         if tasks.exists
         else None  # the answer is then the next action, which depends on more
     )
@@ -204,9 +214,11 @@ def _task_view(report: ItemReport, task: Task) -> TaskView:
     reqs = report.requirements
     cited: list[tuple[str, str, str]] = []
     if reqs is not None:
-        for req_id in task.requirements:
-            requirement = reqs.ids.get(req_id)
-            if requirement is not None:
+        from the_loop.spec.traceability import resolve_citation
+
+        for cited_id in task.requirements:
+            for req_id in resolve_citation(reqs, cited_id):
+                requirement = reqs.ids[req_id]
                 where = f"{relative(reqs.path, root)}:{requirement.line}"
                 cited.append((req_id, requirement.text, where))
     path = relative(report.tasks.path, root) if report.tasks else ""

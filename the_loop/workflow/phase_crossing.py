@@ -9,19 +9,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from the_loop.checkpoint import plans
+from the_loop.checkpoint import plans, resets
 from the_loop.checkpoint import transaction as checkpoint
+from the_loop.checkpoint.lock import project_lock
 from the_loop.checkpoint.policy import Boundary, Decision, Reset, boundary_reset
 from the_loop.checkpoint.transaction import Outcome
-from the_loop.config.loader import PHASES
-from the_loop.errors import RefusedError, UsageError
+from the_loop.config.loader import ALL_PHASES, OPTIONAL_PHASES
+from the_loop.errors import RefusedError, UsageError, Where
 from the_loop.io import clock
 from the_loop.workflow.item_report import ItemReport, fresh_report
+from the_loop.workflow.tick_evidence import adopt_command
 
 # The artifact whose approval opens each phase.
 _OPENED_BY = {
     "requirements-definition": "brainstorm",
     "design": "requirements",
+    "test-planning": "design",
     "tasks-breakdown": "design",
     "implementation": "tasks",
 }
@@ -38,6 +41,7 @@ class Crossing:
     to_phase: str
     decision: Decision
     outcome: Outcome | None  # None in a dry run
+    closed_resets: tuple[resets.ResetRecord, ...] = ()  # left open, closed by ``finish``
 
     def to_json(self) -> dict[str, object]:
         data: dict[str, object] = {
@@ -54,6 +58,8 @@ class Crossing:
 def approver(report: ItemReport, phase: str) -> str:
     """Who approved the artifact that opened ``phase`` (the latest approvedBy entry)."""
     kind = _OPENED_BY.get(phase)
+    if phase == "tasks-breakdown" and report.item.artifacts["testing-plan"].exists:
+        kind = "testing-plan"
     if kind is None:
         return ""
     art = report.item.artifact(kind)
@@ -116,6 +122,7 @@ def cross(
         fresh = fresh_report(report.ctx)
         if not _needs_crossing(fresh, target):
             return None
+        _refuse_unrecorded_ticks(fresh, target)
         recorded = fresh.phase.recorded
         decision = _decision(fresh, target)
         chosen.append(Crossing(recorded, target, decision, None))
@@ -145,12 +152,25 @@ def cross(
     return Crossing(crossing.from_phase, target, crossing.decision, outcome)
 
 
+def _refuse_unrecorded_ticks(report: ItemReport, target: str) -> None:
+    """No review (or completion) while a ticked task has no checkpoint behind it."""
+    if target not in ("needs-review", "complete") or not report.unrecorded_ticks:
+        return
+    task = report.unrecorded_ticks[0]
+    raise RefusedError(
+        f"task {task.id} is ticked, but no checkpoint records it (ticked by hand?); "
+        f"{report.id} cannot enter {target} until it is recorded",
+        where=Where(report.item.artifacts["tasks"].path, task.line),
+        hint=f"`{adopt_command(report.id, task.id)}` records it without ticking again",
+    )
+
+
 def _skipped(recorded: str | None, target: str) -> list[str]:
     """Phases passed over when several approvals happened between two sessions."""
-    if recorded not in PHASES:
+    if recorded not in ALL_PHASES or target not in ALL_PHASES:
         return []
-    start, end = PHASES.index(recorded), PHASES.index(target)
-    return [p for p in PHASES[start + 1 : end] if p != "brainstorming"]
+    start, end = ALL_PHASES.index(recorded), ALL_PHASES.index(target)
+    return [p for p in ALL_PHASES[start + 1 : end] if p not in OPTIONAL_PHASES]
 
 
 def sync_mirror(
@@ -199,13 +219,16 @@ def finish(report: ItemReport, by: str, *, session: str | None = None) -> Crossi
     state = report.phase
     if state.recorded == "complete":
         raise RefusedError(f"{report.id} is already complete")
+    _refuse_unrecorded_ticks(report, "complete")
     if state.implied != "needs-review":
         raise RefusedError(
             f"{report.id} is not ready to finish: the artifacts imply {state.implied} "
             f"({state.reason})",
             hint=f"`loop work-on {report.id}` says what is left",
         )
-    decision = Decision(Reset.NONE, "work item complete: nothing left to carry over")
+    decision = Decision(
+        Reset.NONE, "work item complete: nothing left to carry over, and no reset left open"
+    )
 
     def plan() -> checkpoint.Plan | None:
         fresh = fresh_report(report.ctx)
@@ -227,9 +250,16 @@ def finish(report: ItemReport, by: str, *, session: str | None = None) -> Crossi
             log_status="complete",
             transition=(clock.day(clock.utc_now()), by, "review done"),
             session=session,
+            settle_all=True,
         )
 
-    outcome = checkpoint.run(report.ctx.project.root, plan)
+    root = report.ctx.project.root
+    outcome = checkpoint.run(root, plan)
     if outcome is None:
         raise RefusedError(f"{report.id} changed meanwhile; run `loop status {report.id}`")
-    return Crossing(state.recorded, "complete", decision, outcome)
+    with project_lock(root):
+        # a complete item owes no reset: whatever is still open will never be confirmed
+        closed = resets.close_open(
+            root, report.id, note="closed by `loop finish`: the work item is complete"
+        )
+    return Crossing(state.recorded, "complete", decision, outcome, tuple(closed))

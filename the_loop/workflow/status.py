@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.checkpoint import resets
 from the_loop.checkpoint.state_dir import journal_exists
@@ -14,6 +15,9 @@ from the_loop.spec.phase import PhaseState
 from the_loop.workflow.answer_limits import LIST_LIMIT, capped
 from the_loop.workflow.item_report import ItemReport, relative
 from the_loop.workflow.next_action import Action, next_action
+
+if TYPE_CHECKING:
+    from the_loop.workflow.tick_evidence import TickProblem
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,9 @@ class ItemStatus:
     open_resets: tuple[resets.ResetRecord, ...]
     interrupted_checkpoint: str | None
     finding_counts: dict[str, int]
+    tick_problems: tuple[TickProblem, ...] = ()
+    tasks_path: str = ""
+    skipped_resets: int = 0  # resets the session went on without (closed as skipped)
 
     def to_json(self, limit: int | None = LIST_LIMIT) -> dict[str, object]:
         """The JSON answer; ``ready`` and ``inProgress`` hold at most ``limit`` ids (None: all)."""
@@ -65,7 +72,9 @@ class ItemStatus:
                 else None
             ),
             "openResets": [r.to_json() for r in self.open_resets],
+            "skippedResets": self.skipped_resets,
             "interruptedCheckpoint": self.interrupted_checkpoint,
+            "ticksWithoutCheckpoint": [p.to_json(self.tasks_path) for p in self.tick_problems],
             "findings": self.finding_counts,
         }
 
@@ -74,10 +83,10 @@ def item_status(report: ItemReport) -> ItemStatus:
     """Build the status view of one item (reads only what status needs)."""
     root = report.ctx.project.root
     artifacts = {}
+    listed = report.config.workflow.phases
     for kind in CHAIN:
-        lock = report.locks[kind]
-        if lock.exists or kind != "brainstorm":
-            artifacts[lock.path.name] = lock.to_json()
+        if report.item.in_chain(kind, listed):
+            artifacts[report.locks[kind].path.name] = report.locks[kind].to_json()
     log = report.item.artifacts["execution-log"]
     artifacts[log.path.name] = {"artifact": log.path.name, "exists": log.exists}
     summary = report.summary  # not the tasks themselves: a large plan loads in no time
@@ -98,6 +107,9 @@ def item_status(report: ItemReport) -> ItemStatus:
         open_resets=tuple(resets.open_resets(root, report.id)),
         interrupted_checkpoint=interrupted,
         finding_counts=counts(report.check()[0]),
+        tick_problems=report.tick_problems,
+        tasks_path=relative(report.item.artifacts["tasks"].path, root),
+        skipped_resets=resets.skipped_count(root, report.id),
     )
 
 

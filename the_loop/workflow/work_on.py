@@ -27,6 +27,7 @@ _ARTIFACT_TEMPLATES = {
     "brainstorm": "brainstorm.md.j2",
     "requirements": "requirements.md.j2",
     "design": "design.md.j2",
+    "testing-plan": "testing-plan.md.j2",
     "tasks": "tasks.md.j2",
 }
 

@@ -1,0 +1,451 @@
+"""The mutations: each breaks one feature that matters, and names the tests that must notice.
+
+A function mutation replaces the body of ``function`` (a qualified name) in
+``path`` with ``body``; ``__original__`` in the body calls the untouched
+function (see ``splice.py``). A text mutation replaces the one occurrence of
+``old`` in ``path`` with ``new`` (templates). ``selection`` is what pytest runs:
+a few files or test ids, so one mutation takes seconds. When the code moves,
+update ``path``/``function`` here; ``run.py`` reports such a mutation STALE.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """One feature-breaking change and the tests that must catch it."""
+
+    name: str
+    feature: str  # the feature it breaks, in one line
+    path: str  # repository-relative
+    selection: tuple[str, ...]
+    function: str | None = None  # qualname whose body is replaced
+    body: str | None = None
+    old: str | None = None  # exact snippet, for text mutations
+    new: str | None = None
+
+    def __post_init__(self) -> None:
+        by_function = self.function is not None and self.body is not None
+        by_text = self.old is not None and self.new is not None
+        if by_function == by_text:
+            raise ValueError(f"{self.name}: give function+body or old+new, not both or neither")
+
+
+CHECKPOINT = "the_loop/checkpoint/transaction.py"
+POLICY = "the_loop/checkpoint/policy.py"
+ANALYSIS = "the_loop/dag/analysis.py"
+TRANSITIONS = "the_loop/workflow/task_transitions.py"
+TASK_CLI = "tests/cli/test_task_cli.py"
+CHECKPOINT_GIT = "tests/checkpoint/test_checkpoint_git.py"
+CRASH = "tests/checkpoint/test_checkpoint_crash.py::test_crash_then_status_doctor_and_repair"
+WALK = "tests/acceptance/test_acceptance_walk.py::test_walk_from_new_to_all_tasks_done"
+JSON_DONE = f"{TASK_CLI}::test_json_output_of_task_done"
+
+MUTATIONS: tuple[Mutation, ...] = (
+    # ---- first, the runner's own sanity: a mutation only a child process can notice
+    Mutation(
+        "subprocess-sanity",
+        "sanity: `python -m the_loop` children load the mutated copy (crash hook inert)",
+        CHECKPOINT,
+        (CRASH,),
+        function="_fault",
+        body="return None",
+    ),
+    # ---- the task graph
+    Mutation(
+        "cycle-detector-blind",
+        "the DAG's cycle detector finds no cycle",
+        "the_loop/dag/cycles.py",
+        ("tests/dag/test_dag.py",),
+        function="cyclic_groups",
+        body="return [-1] * len(ordered)",
+    ),
+    Mutation(
+        "blocked-task-ready",
+        "a task with an open dependency is reported as ready",
+        ANALYSIS,
+        ("tests/dag/test_dag.py",),
+        function="_rank_ready",
+        body="return [i for i in range(graph.size) if not graph.done[i]]",
+    ),
+    Mutation(
+        "unknown-dependency-unreported",
+        "a dependency on a task that does not exist is not reported",
+        ANALYSIS,
+        ("tests/dag/test_dag.py",),
+        function="_edge_findings",
+        body=(
+            'return [f for f in __original__(graph, unread) if f.code != "dag.unknown-dependency"]'
+        ),
+    ),
+    Mutation(
+        "duplicate-id-unreported",
+        "two tasks with one id are not reported",
+        ANALYSIS,
+        ("tests/dag/test_dag.py",),
+        function="_first_definitions",
+        body="""
+            first = {}
+            for task in task_list.tasks:
+                first.setdefault(task.id, task)
+            return first
+        """,
+    ),
+    Mutation(
+        "tick-never-written",
+        "the line-local writer never ticks a task in tasks.md",
+        "the_loop/tasks/writer.py",
+        ("tests/tasks/test_tasks_writer.py",),
+        function="set_state",
+        body="return False",
+    ),
+    # ---- requirements and approvals
+    Mutation(
+        "undefined-citation-unreported",
+        "a task citing a requirement id that is not defined is not reported",
+        "the_loop/spec/traceability.py",
+        ("tests/spec/test_requirements_trace.py",),
+        function="trace",
+        body='return [f for f in __original__(reqs, tasks) if f.code != "trace.undefined"]',
+    ),
+    Mutation(
+        "approval-hash-blind",
+        "the approval hash ignores content, so an edited artifact is never stale",
+        "the_loop/spec/approval.py",
+        (f"{TASK_CLI}::test_done_refuses_a_task_list_edited_since_approval", WALK),
+        function="body_hash",
+        body='return _PREFIX + "0" * 16',
+    ),
+    # ---- config
+    Mutation(
+        "config-validation-accepts-all",
+        "config validation accepts every config, however wrong",
+        "the_loop/config/schema.py",
+        ("tests/config/test_config_loader.py",),
+        function="validate",
+        body="return []",
+    ),
+    Mutation(
+        "any-key-overridable",
+        "a work item may override any config key, not only the overridable ones",
+        "the_loop/config/schema.py",
+        ("tests/config/test_config_loader.py",),
+        function="is_overridable",
+        body="return True",
+    ),
+    # ---- the context policy
+    Mutation(
+        "context-policy-none",
+        "the context policy always answers reset `none`",
+        POLICY,
+        ("tests/checkpoint/test_policy.py",),
+        function="boundary_reset",
+        body="return Decision(Reset.NONE, what)",
+    ),
+    Mutation(
+        "mid-task-clears",
+        "mid-task pressure produces `clear` instead of `compact`",
+        POLICY,
+        ("tests/checkpoint/test_policy.py",),
+        function="_mid_task",
+        body="""
+            if verdict is None or verdict is Verdict.NO_OP or policy.mid_task == "off":
+                return Decision(Reset.NONE, f"{what}; no reset")
+            return Decision(Reset.CLEAR, f"{what}; pressure verdict {verdict.value}")
+        """,
+    ),
+    Mutation(
+        "token-arm-ignored",
+        "the token arm of the pressure verdict never fires",
+        POLICY,
+        ("tests/checkpoint/test_policy.py",),
+        function="_token_arm",
+        body="return Verdict.NO_OP",
+    ),
+    Mutation(
+        "percent-arm-ignored",
+        "the percent-of-window arm of the pressure verdict never fires",
+        POLICY,
+        ("tests/checkpoint/test_policy.py",),
+        function="_percent_arm",
+        body="return Verdict.NO_OP",
+    ),
+    # ---- the checkpoint
+    Mutation(
+        "checkpoint-tick-skipped",
+        "the checkpoint does not tick the completed task",
+        CHECKPOINT,
+        (JSON_DONE,),
+        function="_step_tick",
+        body='_fault("tick")',
+    ),
+    Mutation(
+        "log-append-skipped",
+        "the execution-log append writes nothing",
+        "the_loop/log/execution_log.py",
+        ("tests/log/test_execlog_append.py",),
+        function="apply_append",
+        body="return None",
+    ),
+    Mutation(
+        "context-line-dropped",
+        "log entries lose their `Context:` line",
+        "templates/log-entry.md.j2",
+        (WALK,),
+        old="- **Context:** {{ context | indent(2) }}\n",
+        new="",
+    ),
+    Mutation(
+        "phase-mirror-unsynced",
+        "the checkpoint does not sync the phase mirror in the log",
+        CHECKPOINT,
+        (WALK,),
+        function="_step_phase",
+        body='_fault("phase")',
+    ),
+    Mutation(
+        "sync-phase-noop",
+        "the log's phase mirror is never rewritten",
+        "the_loop/log/execution_log.py",
+        ("tests/log/test_execlog_phase.py::test_sync_phase_changes_only_the_phase_value",),
+        function="sync_phase",
+        body="return False",
+    ),
+    Mutation(
+        "checkpoint-commit-skipped",
+        "the checkpoint's commit step is skipped",
+        CHECKPOINT,
+        (f"{CHECKPOINT_GIT}::test_commit_message_subject_summary_and_trailers", JSON_DONE),
+        function="_step_commit",
+        body='return "skipped", []',
+    ),
+    Mutation(
+        "trailers-omitted",
+        "checkpoint commits carry no Loop-* trailers",
+        "templates/commit-message.txt.j2",
+        (f"{CHECKPOINT_GIT}::test_commit_message_subject_summary_and_trailers",),
+        old="{% if trailers %}",
+        new="{% if false %}",
+    ),
+    Mutation(
+        "reset-record-not-prepared",
+        "no reset record is prepared after a checkpoint",
+        CHECKPOINT,
+        (JSON_DONE, f"{TASK_CLI}::test_task_boundary_directive"),
+        function="_step_reset",
+        body="return None",
+    ),
+    Mutation(
+        "rollback-keeps-files",
+        "a failed commit's rollback leaves the tick and the log entry in place",
+        CHECKPOINT,
+        (f"{CHECKPOINT_GIT}::test_failing_pre_commit_hook_shows_its_output_and_undoes_everything",),
+        function="_rollback",
+        body="_clear(root, journal)",
+    ),
+    Mutation(
+        "vague-next-accepted",
+        'a vague `--next` ("continue") is accepted',
+        "the_loop/workflow/next_step.py",
+        (f"{TASK_CLI}::test_done_refuses_a_vague_next_with_exit_2",),
+        function="concrete_next",
+        body='return " ".join(text.split())',
+    ),
+    Mutation(
+        "project-lock-not-locking",
+        "the project lock lets concurrent commands in together",
+        "the_loop/checkpoint/lock.py",
+        (
+            "tests/checkpoint/test_concurrency.py::test_two_task_done_on_the_same_task_exactly_one_lands",
+        ),
+        function="project_lock",
+        body="yield",
+    ),
+    Mutation(
+        "journal-not-saved",
+        "the checkpoint journal is never written",
+        CHECKPOINT,
+        (CRASH,),
+        function="_save",
+        body="return None",
+    ),
+    Mutation(
+        "recovery-skipped",
+        "an interrupted checkpoint is never finished or rolled back",
+        CHECKPOINT,
+        (CRASH,),
+        function="_recover",
+        body="return None",
+    ),
+    Mutation(
+        "compact-confirm-any-session",
+        "a reset is confirmed from any session (compact and clear alike)",
+        "the_loop/checkpoint/resets.py",
+        ("tests/checkpoint/test_resets.py",),
+        function="_confirm",
+        body="""
+            record = _pick(root, item, checkpoint, session)
+            return _close(root, record, "completed", confirmed_session=session)
+        """,
+    ),
+    # ---- git
+    Mutation(
+        "index-not-restored",
+        "the index is not put back after git refuses a checkpoint commit",
+        "the_loop/git/index.py",
+        ("tests/git/test_commit.py",),
+        function="IndexSnapshot.restore",
+        body="return None",
+    ),
+    Mutation(
+        "merge-not-refused",
+        "a checkpoint commit is made in the middle of a merge",
+        "the_loop/git/operations.py",
+        ("tests/git/test_commit.py",),
+        function="refuse_during",
+        body="return None",
+    ),
+    Mutation(
+        "identity-unchecked",
+        "git identity is not checked before a checkpoint stages anything",
+        "the_loop/git/repo.py",
+        ("tests/git/test_commit.py",),
+        function="identity",
+        body='return ("", "")',
+    ),
+    Mutation(
+        "junk-committed",
+        "editor swap files and build output are swept into checkpoint commits",
+        "the_loop/git/commit.py",
+        ("tests/git/test_commit_junk.py",),
+        function="_is_junk",
+        body="return False",
+    ),
+    # ---- task transitions
+    Mutation(
+        "failing-test-accepted",
+        "`task done --verify` accepts a task whose test fails",
+        "the_loop/workflow/task_tests.py",
+        (f"{TASK_CLI}::test_verify_with_a_failing_test_changes_nothing",),
+        function="Verification.passed",
+        body="return True",
+    ),
+    Mutation(
+        "open-dependency-ignored",
+        "`task done`/`start` accept a task whose dependency is open",
+        TRANSITIONS,
+        (
+            f"{TASK_CLI}::test_start_refuses_while_a_dependency_is_open_and_names_it",
+            f"{TASK_CLI}::test_done_refuses_a_task_whose_dependency_is_open",
+        ),
+        function="_require_deps_done",
+        body="return None",
+    ),
+    Mutation(
+        "unlocked-tasks-executable",
+        "tasks run against a task list that is not approved",
+        TRANSITIONS,
+        (f"{TASK_CLI}::test_done_refuses_a_task_list_that_is_not_approved",),
+        function="_require_executable",
+        body="return None",
+    ),
+    # ---- more of the same features, from other angles
+    Mutation(
+        "next-not-lowest-id",
+        "`next` and the ready list are not in the documented deterministic order",
+        ANALYSIS,
+        ("tests/dag/test_dag.py",),
+        function="_rank_ready",
+        body="return __original__(graph, schedule)[::-1]",
+    ),
+    Mutation(
+        "laxer-arm-wins",
+        "the laxer arm of the pressure verdict wins instead of the stricter",
+        POLICY,
+        ("tests/checkpoint/test_policy.py",),
+        function="pressure_verdict",
+        body="""
+            from dataclasses import replace
+
+            reading = __original__(pressure, tokens=tokens, window=window, percent=percent)
+            arms = [a for a in (reading.token_arm, reading.percent_arm) if a is not None]
+            return replace(reading, verdict=min(arms, key=lambda v: v.rank) if arms else None)
+        """,
+    ),
+    Mutation(
+        "missing-tokens-read-as-zero",
+        "a missing token count is read as zero instead of reported as a gap",
+        POLICY,
+        ("tests/checkpoint/test_policy.py",),
+        function="pressure_verdict",
+        body="""
+            if tokens is None and window is None:
+                tokens = 0
+            return __original__(pressure, tokens=tokens, window=window, percent=percent)
+        """,
+    ),
+    Mutation(
+        "ticking-makes-tasks-stale",
+        "the approval hash counts checkboxes, so ticking a task makes tasks.md stale",
+        "the_loop/spec/approval.py",
+        (
+            "tests/cli/test_lifecycle_cli.py::test_ticking_never_makes_tasks_stale_but_editing_a_task_does",
+        ),
+        function="body_hash",
+        body="""
+            front = parse_front_matter(text, path)
+            body = text[front.body_offset :] if front.present and not front.findings else text
+            return _PREFIX + hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
+        """,
+    ),
+    Mutation(
+        "upstream-ignored",
+        "an approval ignores its upstream artifacts (design stays locked on stale requirements)",
+        "the_loop/spec/approval.py",
+        ("tests/cli/test_lifecycle_cli.py::test_approve_refuses_while_upstream_is_stale",),
+        function="upstream_kinds",
+        body="return []",
+    ),
+    Mutation(
+        "overrides-ignored",
+        "a work item's front-matter overrides are not applied",
+        "the_loop/config/loader.py",
+        ("tests/config/test_config_loader.py",),
+        function="with_overrides",
+        body="return base",
+    ),
+    Mutation(
+        "phase-mismatch-unreported",
+        "a log phase that disagrees with the artifacts is not reported",
+        "the_loop/spec/phase.py",
+        ("tests/spec/test_phase_findings.py",),
+        function="phase_findings",
+        body="return []",
+    ),
+    Mutation(
+        "reset-never-dispatched",
+        "a reset shown to the agent stays `prepared` instead of `dispatched`",
+        "the_loop/checkpoint/resets.py",
+        (JSON_DONE,),
+        function="mark_dispatched",
+        body="return record",
+    ),
+    Mutation(
+        "doctor-blind",
+        "`loop doctor` finds nothing: no interrupted checkpoint, no open reset",
+        "the_loop/checkpoint/doctor.py",
+        (f"{TASK_CLI}::test_doctor_lists_an_open_reset_and_is_healthy_once_it_is_resolved",),
+        function="diagnose",
+        body="return DoctorReport()",
+    ),
+    Mutation(
+        "resume-anchor-lost",
+        "the resume brief cannot find the log's last entry and its Next:",
+        "the_loop/log/execution_log.py",
+        (f"{TASK_CLI}::test_resume_names_the_last_next_and_the_ready_tasks",),
+        function="last_entry",
+        body="return None",
+    ),
+)

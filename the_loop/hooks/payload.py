@@ -1,0 +1,80 @@
+"""What a harness hook receives on stdin, as a value.
+
+Claude Code and Codex send the same snake_case JSON (harness-telemetry.md §3.1,
+§3.4): ``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name`` and the
+event's own fields (``source``, ``trigger``, ``stop_hook_active``, ``reason``).
+Only what loop uses is kept; unknown fields are ignored, so a newer harness
+adding fields changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from the_loop.errors import LoopError
+from the_loop.telemetry.reading import Harness
+
+# The events loop answers, in the order a session meets them.
+EVENTS = ("SessionStart", "PostToolUse", "PreCompact", "PostCompact", "Stop", "SessionEnd")
+HARNESSES = tuple(h.value for h in Harness)
+
+
+class HookInputError(LoopError):
+    """The hook's stdin or arguments are not what a harness sends."""
+
+
+@dataclass(frozen=True)
+class HookInput:
+    """One hook call: the event loop was installed for and what the harness said."""
+
+    event: str
+    harness: Harness
+    session_id: str | None = None
+    transcript_path: Path | None = None
+    cwd: Path | None = None
+    source: str | None = None  # SessionStart: startup | resume | clear | compact
+    trigger: str | None = None  # PreCompact, PostCompact: manual | auto
+    stop_hook_active: bool = False  # Stop: already continuing because of a Stop hook
+    reason: str | None = None  # SessionEnd
+    tool_name: str | None = None
+    model: str | None = None
+
+
+def _text(data: dict[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    return value if isinstance(value, str) and value else None
+
+
+def parse_input(text: str, *, event: str, harness: str) -> HookInput:
+    """Validate the command line and the stdin JSON; ``HookInputError`` when unusable."""
+    if event not in EVENTS:
+        raise HookInputError(f"loop does not answer the {event!r} hook (it answers {EVENTS})")
+    if harness not in HARNESSES:
+        raise HookInputError(f"--harness must be one of {HARNESSES}, got {harness!r}")
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except ValueError as exc:
+        raise HookInputError(f"the hook input is not JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise HookInputError("the hook input is not a JSON object")
+    said = _text(data, "hook_event_name")
+    if said is not None and said != event:
+        raise HookInputError(f"installed for {event}, but the harness sent {said}")
+    transcript = _text(data, "transcript_path")
+    cwd = _text(data, "cwd")
+    return HookInput(
+        event=event,
+        harness=Harness(harness),
+        session_id=_text(data, "session_id"),
+        transcript_path=Path(transcript) if transcript else None,
+        cwd=Path(cwd) if cwd else None,
+        source=_text(data, "source"),
+        trigger=_text(data, "trigger"),
+        stop_hook_active=data.get("stop_hook_active") is True,
+        reason=_text(data, "reason"),
+        tool_name=_text(data, "tool_name"),
+        model=_text(data, "model"),
+    )

@@ -1,0 +1,101 @@
+"""Which tasks ``execution-log.md`` records as done by a checkpoint, read in one pass.
+
+A task is done only with its checkpoint: the entry loop appends when the task is
+finished (``### <stamp> — task N done: <title>``), whose **WIP:** line names the
+commit that carries it (``Loop-Checkpoint: <id>``) or says why there is none. A
+checkbox ticked by hand has no such entry. This module finds those entries with
+one scan of the log's text and no other parsing, so ``loop status`` can ask on
+every call; comparing them with the checkboxes and with git's history is
+``the_loop.workflow.tick_evidence``'s work.
+
+A log loop never wrote to (one kept by hand, before loop) has no checkpoints at
+all, so nothing in it can be judged; ``kept_by_loop`` says whether loop keeps it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from the_loop.io.fences import closes_fence, open_fence
+
+_HEADING = re.compile(r"^###\s+\d{4}-\d{2}-\d{2}\S*\s*(?:UTC\s*)?(?:[—–]|--?)\s*(?P<summary>.*)$")
+_TASK_DONE = re.compile(r"^task\s+(?P<id>[^\s:;,]+)\s+done\b")
+_WIP = re.compile(r"^[-*]\s+\*\*WIP:?\*\*:?\s*(?P<value>.*)$")
+_CHECKPOINT_ID = re.compile(r"Loop-Checkpoint:\s*(?P<id>[\w.:-]+)")
+# loop's own log template says so in its introduction; a log created by
+# `loop new` is kept by loop from its first line.
+_TEMPLATE_MARK = "written by `loop` at every checkpoint"
+
+
+@dataclass(frozen=True)
+class TaskCheckpoint:
+    """The latest log entry recording a task as done.
+
+    ``checkpoint`` is the ``Loop-Checkpoint`` id the entry says its commit
+    carries; ``None`` when the entry says nothing was committed (no repository,
+    ``checkpoint.commit: false``), which the entry alone then proves.
+    """
+
+    task: str
+    line: int
+    stamp: str
+    checkpoint: str | None
+
+
+@dataclass(frozen=True)
+class LogCheckpoints:
+    """Every task the log records as done, by id (the latest entry wins)."""
+
+    kept_by_loop: bool
+    done: Mapping[str, TaskCheckpoint]
+
+
+NONE = LogCheckpoints(False, {})
+
+
+def read_task_checkpoints(path: Path) -> LogCheckpoints:
+    """Scan the log at ``path``; an absent or unreadable log records nothing."""
+    try:
+        text = path.read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return NONE
+    return scan_task_checkpoints(text)
+
+
+def scan_task_checkpoints(text: str) -> LogCheckpoints:
+    """The task checkpoints in a log's text (see the module docstring)."""
+    kept = _TEMPLATE_MARK in text[:4096]
+    done: dict[str, TaskCheckpoint] = {}
+    fence: tuple[str, int] | None = None
+    current: tuple[str, int, str] | None = None  # task id, heading line, stamp
+    for number, raw in enumerate(text.split("\n"), 1):
+        line = raw.rstrip("\r")
+        if fence is not None:
+            if closes_fence(fence[0], fence[1], line):
+                fence = None
+            continue
+        opened = open_fence(line.lstrip())
+        if opened is not None:
+            fence = (opened[0], opened[1])
+            continue
+        if line.startswith("#"):
+            current = None
+            heading = _HEADING.match(line)
+            task = _TASK_DONE.match(heading["summary"]) if heading else None
+            if heading and task:
+                stamp = line[4:].split(" ", 1)[0] if line.startswith("### ") else ""
+                current = (task["id"], number, stamp)
+            continue
+        wip = _WIP.match(line)
+        if wip is None:
+            continue
+        kept = True  # only loop writes a WIP line
+        if current is not None:
+            found = _CHECKPOINT_ID.search(wip["value"])
+            task_id, at, stamp = current
+            done[task_id] = TaskCheckpoint(task_id, at, stamp, found["id"] if found else None)
+            current = None
+    return LogCheckpoints(kept, done)
