@@ -372,6 +372,7 @@ def test_next_json(loop: Loop, build_tree: Build) -> None:
         "line": 13,
         "path": "docs/specs/issue-5/tasks.md",
         "dependsOn": ["1"],
+        "dependsOnCount": 1,
         "requirements": [
             {
                 "id": "R1.1",
@@ -385,6 +386,8 @@ def test_next_json(loop: Loop, build_tree: Build) -> None:
     }
     assert [t["id"] for t in data["ready"]] == ["2"]
     assert data["blockedBy"] == {"4": ["2", "3"], "5": ["4"], "6": ["4"]}
+    assert (data["readyCount"], data["blockedByCount"], data["truncated"]) == (1, 3, False)
+    assert "more" not in data
     assert (data["done"], data["total"], data["graphErrors"]) == (1, 6, 0)
 
 
@@ -637,7 +640,14 @@ def test_status_json_of_one_item(loop: Loop, build_tree: Build) -> None:
         "retries",
         "docs/specs/issue-5",
     )
-    assert data["tasks"] == {"done": 1, "total": 6, "ready": ["2", "3"], "inProgress": ["2"]}
+    assert data["tasks"] == {
+        "done": 1,
+        "total": 6,
+        "ready": ["2", "3"],
+        "readyCount": 2,
+        "inProgress": ["2"],
+        "inProgressCount": 1,
+    }
     assert data["next"]["kind"] == "implement"
     assert data["next"]["task"] == "2"
     assert data["resume"] == {

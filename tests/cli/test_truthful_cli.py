@@ -164,6 +164,21 @@ def test_a_checkpoint_squashed_away_is_reported(project: Path) -> None:
     assert "--adopt" in str(gone["hint"])
 
 
+def test_a_cached_check_sees_a_checkpoint_squashed_away(project: Path) -> None:
+    ok(project, *done("1"))
+    assert [f for f in check_json(project)[1] if f["code"] == "tick.commit-gone"] == []
+    # The item's files are unchanged; only history moved. The parse cache keeps the
+    # first answer under the files' content, so history must be part of its key.
+    git(project, "reset", "--soft", "HEAD~1")
+    git(project, "commit", "-qm", "squashed: everything so far")
+
+    assert [f["code"] for f in check_json(project)[1] if f["code"] == "tick.commit-gone"] == [
+        "tick.commit-gone"
+    ]
+    status = json.loads(run(project, "status", "7", "--json").stdout)
+    assert [p["problem"] for p in status["ticksWithoutCheckpoint"]] == ["commit-gone"]
+
+
 def test_without_trailers_no_commit_is_looked_up(
     tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, hermetic_env: Path
 ) -> None:

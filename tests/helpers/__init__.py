@@ -11,6 +11,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from ruamel.yaml import YAML
@@ -19,6 +20,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 SHARED = REPO_ROOT.parent / "shared"
 CORPUS = SHARED / "corpus" / "the-loop-0.14.2"
 CORPUS_HEAD = SHARED / "corpus" / "the-loop-head-a"
+
+T = TypeVar("T")
 
 GIT_IDENTITY = {
     "GIT_AUTHOR_NAME": "Loop Tester",
@@ -35,6 +38,24 @@ def write_tree(root: Path, files: Mapping[str, str]) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
     return root
+
+
+LOOP_STATE = ".the-loop/state"
+LOOP_CACHE = ".the-loop/state/cache"
+
+
+def without_loop_cache(tree: Mapping[str, T]) -> dict[str, T]:
+    """A tree snapshot (``{relative path: content}``, folders ending in ``/``) minus loop's cache.
+
+    Reads may leave parse-cache entries in ``.the-loop/state/cache/`` (and make
+    the state folder, with its ``.gitignore``, for them); that is runtime state,
+    not a change to the project.
+    """
+    kept = {k: v for k, v in tree.items() if not k.startswith(LOOP_CACHE)}
+    state = [k for k in kept if k.startswith(LOOP_STATE + "/")]
+    if set(state) <= {LOOP_STATE + "/", LOOP_STATE + "/.gitignore"}:
+        kept = {k: v for k, v in kept.items() if k not in state}
+    return kept
 
 
 def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

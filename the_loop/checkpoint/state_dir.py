@@ -1,9 +1,7 @@
-"""loop's runtime state folder, ``.the-loop/state/``: never committed.
+"""Reading and writing loop's state files in ``.the-loop/state/``.
 
-It holds the repository lock, the checkpoint journal and reset records. The
-folder carries its own ``.gitignore`` (``*``) so that a checkpoint commit with
-``git add -A`` never picks it up, even in a project where ``loop init`` never
-ran.
+The folder itself (and its ``.gitignore``) is ``the_loop.config.state_folder``'s,
+re-exported here for the checkpoint modules.
 """
 
 from __future__ import annotations
@@ -18,6 +16,18 @@ from the_loop.config.loader import CONFIG_DIR
 from the_loop.errors import StateError, UnusableInputError, Where
 from the_loop.io import atomic
 from the_loop.io.textfile import read_limited
+
+JOURNAL = "checkpoint.json"  # the checkpoint journal (``transaction`` writes it)
+
+
+def journal_exists(root: Path) -> bool:
+    """Whether a checkpoint journal is on disk: the cheap test before reading it.
+
+    Reports ask this first so that, in the common case, they never import the
+    checkpoint machinery (and git's layer with it).
+    """
+    return (state_dir(root) / JOURNAL).exists()
+
 
 STATE = "state"
 DAMAGED = "damaged"

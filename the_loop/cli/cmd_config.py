@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from the_loop.cli import Env
+from the_loop.cli.app import Env
 from the_loop.cli.output import (
     echo_findings,
     emit_json,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from the_loop.cli import Env
+from the_loop.cli.app import Env
 from the_loop.cli.output import dim, emit_json, heading, json_option, wants_json, warn
 
 if TYPE_CHECKING:

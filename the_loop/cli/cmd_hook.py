@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from the_loop.cli import Env
+from the_loop.cli.app import Env
 
 
 @click.command()

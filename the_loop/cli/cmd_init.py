@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from the_loop.cli import Env
+from the_loop.cli.app import Env
 from the_loop.cli.output import dim, emit_json, good, json_option, wants_json, warn
 
 _COLOURS = {"created": "green", "updated": "green", "skipped": None, "needs-attention": "yellow"}

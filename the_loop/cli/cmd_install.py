@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from the_loop.cli import Env
+from the_loop.cli.app import Env
 from the_loop.cli.output import dim, emit_json, good, heading, json_option, wants_json, warn
 
 _WORDS = {

@@ -1,210 +1,64 @@
-"""Read-only reports: ``loop status``, ``loop next``, ``loop check``, ``loop graph``."""
+"""Read-only reports: ``loop status``, ``loop next``, ``loop check``, ``loop graph``.
+
+Each command parses its options and prints the :class:`~the_loop.cli.item_answers.Answer`
+that ``the_loop.cli.item_answers`` computes; the quick path prints the same answers.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING
-
 import click
 
-from the_loop.cli import Env
-from the_loop.cli.output import (
-    bad,
-    dim,
-    echo_findings,
-    echo_problems,
-    emit_json,
-    finding_line,
-    good,
-    heading,
-    json_option,
-    relative_finding,
-    shown_path,
-    wants_json,
-    warn,
-)
-from the_loop.errors import ExitCode, UsageError
-from the_loop.workflow.item_report import ItemReport
-
-if TYPE_CHECKING:
-    from the_loop.findings import Finding
-    from the_loop.workflow.status import ItemStatus
+from the_loop.cli.app import Env
+from the_loop.cli.item_answers import Answer
+from the_loop.cli.output import json_option, wants_json
 
 ITEM = click.argument("item_ref", metavar="ID", required=False)
 ALL = click.option("--all", "all_items", is_flag=True, help="Every work item.")
+FULL = click.option(
+    "--full",
+    is_flag=True,
+    help="With --json: every list in full (by default each holds at most 20 items "
+    "beside its count).",
+)
 
 
-def reports(env: Env, item_ref: str | None, all_items: bool) -> list[ItemReport]:
-    """The reports a command works on: one item, or every item with ``--all``."""
-    from the_loop.spec.project import item_context, open_item, open_project
-
-    if item_ref and all_items:
-        raise UsageError("give a work item or --all, not both")
-    if item_ref:
-        report = ItemReport(open_item(env.root, item_ref, cwd=env.cwd, tolerant=True))
-        return [report]
-    if not all_items:
-        raise UsageError("name a work item (e.g. `42` or `issue-42`) or pass --all")
-    project = open_project(env.root)
-    return [ItemReport(item_context(project, item, tolerant=True)) for item in project.items()]
+def _print(answer: Answer) -> None:
+    if answer.notes:
+        click.echo(answer.notes, nl=False, err=True)
+    click.echo(answer.text, nl=False)
+    if answer.errors:
+        click.echo(answer.errors, nl=False, err=True)
+    if answer.exit:
+        raise click.exceptions.Exit(answer.exit)
 
 
 @click.command()
 @ITEM
 @ALL
 @json_option
+@FULL
 @click.pass_obj
-def status(env: Env, item_ref: str | None, all_items: bool, json_output: bool) -> None:
+def status(env: Env, item_ref: str | None, all_items: bool, json_output: bool, full: bool) -> None:
     """Where a work item stands: phase, artifacts, tasks, the next action.
 
     The phase is shown as the artifacts imply it and as execution-log.md
     records it; a disagreement is flagged (loop check explains it).
     """
-    from the_loop.workflow.status import item_status
+    from the_loop.cli.item_answers import status_answer
 
-    views = [item_status(r) for r in reports(env, item_ref, all_items)]
-    if wants_json(env, json_output):
-        emit_json([v.to_json() for v in views] if all_items else views[0].to_json())
-        return
-    if all_items:
-        _status_table(views)
-    else:
-        _status_detail(views[0])
-
-
-def _phase_text(view: ItemStatus) -> str:
-    phase = view.phase
-    text = phase.implied
-    if phase.relation == "same":
-        return text + dim("  (log agrees)")
-    if phase.relation == "unrecorded":
-        return text + dim("  (not recorded: no log phase)")
-    if phase.relation in ("pending", "behind"):
-        return text + warn(f"  (log: {phase.recorded}; boundary pending)")
-    return text + bad(f"  (log says {phase.recorded})")
-
-
-def _status_detail(v: ItemStatus) -> None:
-    click.echo(heading(f"{v.id}") + (f"  {v.title}" if v.title else ""))
-    rows = [("phase", _phase_text(v) + dim(f"  — {v.phase.reason}"))]
-    rows.append(("artifacts", "  ".join(_artifact_word(a) for a in v.artifacts.values())))
-    rows.append(("tasks", _tasks_text(v)))
-    rows.append(("next", f"{v.action.text}  {dim('→ ' + v.action.command)}"))
-    if v.resume is not None:
-        rows.append(
-            (
-                "resume",
-                f"{v.resume.next or bad('(no Next: in the last entry)')}"
-                + dim(f"  — {v.resume.stamp}"),
-            )
-        )
-    for problem in v.tick_problems:
-        what = (
-            "ticked without a checkpoint"
-            if problem.kind == "no-checkpoint"
-            else "its checkpoint commit is gone from history"
-        )
-        rows.append(
-            (
-                "tick",
-                bad(f"task {problem.task.id} {what}")
-                + dim(f"  ({v.tasks_path}:{problem.task.line}) → {problem.command}"),
-            )
-        )
-    for record in v.open_resets:
-        rows.append(
-            (
-                "reset",
-                warn(
-                    f"{record.mode} after checkpoint {record.checkpoint} not "
-                    f"confirmed ({record.state})"
-                )
-                + dim(f"  → loop reset confirm {v.id} --session <id>"),
-            )
-        )
-    if v.skipped_resets:
-        rows.append(
-            (
-                "resets",
-                dim(f"{v.skipped_resets} skipped (the session went on without the reset)"),
-            )
-        )
-    if v.interrupted_checkpoint:
-        rows.append(
-            (
-                "checkpoint",
-                bad(f"{v.interrupted_checkpoint} was interrupted")
-                + dim("  → loop doctor --repair"),
-            )
-        )
-    counts = v.finding_counts
-    if counts["error"] or counts["warning"]:
-        rows.append(("findings", _counts_text(counts) + dim(f"  → loop check {v.id}")))
-    for label, value in rows:
-        click.echo(f"  {label:<10} {value}")
-
-
-def _artifact_word(art: dict[str, object]) -> str:
-    name = str(art["artifact"])
-    if not art.get("exists"):
-        return dim(f"{name}: missing")
-    if "locked" not in art:
-        return name
-    if art.get("stale"):
-        return bad(f"{name}: stale")
-    if art.get("locked"):
-        return good(f"{name}: approved")
-    return warn(f"{name}: {art.get('status') or 'no status'}")
-
-
-def _tasks_text(v: ItemStatus) -> str:
-    if not v.total:
-        return dim("none yet")
-    text = f"{v.done}/{v.total} done"
-    if v.in_progress:
-        text += f" · in progress: {', '.join(v.in_progress)}"
-    if v.ready:
-        ready = list(v.ready[:8]) + (["…"] if len(v.ready) > 8 else [])
-        text += f" · ready: {', '.join(ready)}"
-    return text
-
-
-def _counts_text(counts: dict[str, int]) -> str:
-    parts = []
-    if counts["error"]:
-        parts.append(bad(f"{counts['error']} error(s)"))
-    if counts["warning"]:
-        parts.append(warn(f"{counts['warning']} warning(s)"))
-    return ", ".join(parts)
-
-
-def _status_table(views: list[ItemStatus]) -> None:
-    if not views:
-        click.echo('no work items yet; `loop new "<title>"` creates one')
-        return
-    width = max(len(v.id) for v in views)
-    disagree = False
-    for v in views:
-        tasks = f"{v.done}/{v.total}" if v.total else "-"
-        mismatch = v.phase.relation not in ("same", "pending", "behind", "unrecorded")
-        disagree = disagree or mismatch
-        phase = f"{v.phase.implied}{'!' if mismatch else ''}"
-        notes = _counts_text(v.finding_counts)
-        click.echo(
-            f"{v.id:<{width}}  {bad(f'{phase:<24}') if mismatch else f'{phase:<24}'}"
-            f"{tasks:>7}  {v.action.text}" + (f"  {notes}" if notes else "")
-        )
-    if disagree:
-        click.echo(dim("! the log records another phase: `loop status ID` shows both"))
+    as_json = wants_json(env, json_output)
+    _print(
+        status_answer(env.root, env.cwd, item_ref, all_items=all_items, as_json=as_json, full=full)
+    )
 
 
 @click.command(name="next")
 @click.argument("item_ref", metavar="ID")
 @click.option("--all-ready", is_flag=True, help="Show every ready task, not just the next one.")
 @json_option
+@FULL
 @click.pass_obj
-def next_cmd(env: Env, item_ref: str, all_ready: bool, json_output: bool) -> None:
+def next_cmd(env: Env, item_ref: str, all_ready: bool, json_output: bool, full: bool) -> None:
     """The next ready task, with the requirements it cites.
 
     Ready means open with every dependency done. The choice among ready tasks
@@ -213,17 +67,12 @@ def next_cmd(env: Env, item_ref: str, all_ready: bool, json_output: bool) -> Non
     lowest id. Exit 1 when open tasks remain but none can start, or when the
     task graph has errors.
     """
-    from the_loop.workflow.next_task import next_view
+    from the_loop.cli.item_answers import next_answer
 
-    report = reports(env, item_ref, False)[0]
-    echo_problems(report.ctx.problems)
-    view = next_view(report, all_ready=all_ready)
-    if wants_json(env, json_output):
-        emit_json(view.to_json())
-    else:
-        click.echo(view.render(), nl=False)
-    if view.failing:
-        raise click.exceptions.Exit(int(ExitCode.FAILURE))
+    as_json = wants_json(env, json_output)
+    _print(
+        next_answer(env.root, env.cwd, item_ref, all_ready=all_ready, as_json=as_json, full=full)
+    )
 
 
 @click.command()
@@ -239,42 +88,14 @@ def check(env: Env, item_ref: str | None, all_items: bool, strict: bool, json_ou
     and a hint. Exit 1 on errors (and on warnings with --strict), or when
     there was nothing to check.
     """
-    from the_loop.findings import counts, failing
+    from the_loop.cli.item_answers import check_answer
 
-    selected = reports(env, item_ref, all_items)
-    findings = [f for r in selected for f in r.findings()]
-    evaluated = sum(r.evaluated() for r in selected)
-    summary = counts(findings)
-    nothing = evaluated == 0
-    failed = failing(findings, strict=strict) or nothing
-    if wants_json(env, json_output):
-        emit_json(
-            {
-                "ok": not failed,
-                "items": [r.id for r in selected],
-                "evaluated": evaluated,
-                "counts": summary,
-                "findings": [relative_finding(f).to_json() for f in findings],
-            }
+    as_json = wants_json(env, json_output)
+    _print(
+        check_answer(
+            env.root, env.cwd, item_ref, all_items=all_items, strict=strict, as_json=as_json
         )
-    else:
-        echo_findings(findings)
-        if nothing:
-            where = shown_path(_spec_root(env))
-            click.echo(bad("nothing was checked: ") + f"no work items were found under {where}")
-        verdict = bad("failed") if failed else good("ok")
-        click.echo(
-            f"{verdict}: {summary['error']} error(s), {summary['warning']} warning(s), "
-            f"{summary['info']} info in {len(selected)} work item(s)"
-        )
-    if failed:
-        raise click.exceptions.Exit(int(ExitCode.FAILURE))
-
-
-def _spec_root(env: Env) -> Path:
-    from the_loop.spec.project import open_project
-
-    return open_project(env.root).spec_root
+    )
 
 
 @click.command()
@@ -295,59 +116,13 @@ def graph(env: Env, item_ref: str, fmt: str, json_output: bool) -> None:
     A graph with errors (a cycle, an unknown or duplicate task) is still drawn
     as far as it can be; the errors follow on stderr and the exit code is 1.
     """
-    from the_loop.dag.render import RENDERERS
-    from the_loop.findings import Level
+    from the_loop.cli.item_answers import NotesThenError, graph_answer
 
-    report = reports(env, item_ref, False)[0]
-    echo_problems(report.ctx.problems)
-    if report.tasks is None or report.dag is None:
-        raise UsageError(
-            f"{report.id} has no tasks.md yet",
-            hint=f"`loop work-on {report.id}` says what comes first",
+    try:
+        answer = graph_answer(
+            env.root, env.cwd, item_ref, fmt=fmt, as_json=wants_json(env, json_output)
         )
-    dag = report.dag
-    errors = [f for f in (*report.tasks.findings, *dag.findings) if f.level is Level.ERROR]
-    _draw(env, report, fmt, json_output, errors, RENDERERS)
-    if not errors:
-        return
-    if not wants_json(env, json_output):
-        click.echo(
-            bad("error: ") + f"the task graph of {report.id} has {len(errors)} error(s); "
-            "what is drawn leaves out what they break",
-            err=True,
-        )
-        for finding in errors:
-            click.echo("  " + finding_line(finding).replace("\n", "\n  "), err=True)
-        click.echo(f"hint: `loop check {report.id}` lists every finding", err=True)
-    raise click.exceptions.Exit(int(ExitCode.FAILURE))
-
-
-def _draw(
-    env: Env,
-    report: ItemReport,
-    fmt: str,
-    json_output: bool,
-    errors: list[Finding],
-    renderers: dict[str, Callable[..., str]],
-) -> None:
-    assert report.tasks is not None and report.dag is not None
-    dag = report.dag
-    if wants_json(env, json_output):
-        emit_json(
-            {
-                "item": report.id,
-                "order": list(dag.order),
-                "ready": list(dag.ready),
-                "waves": [list(w) for w in dag.waves],
-                "criticalPath": list(dag.critical_path),
-                "unschedulable": list(dag.unschedulable),
-                "edges": [[d, t.id] for t in report.tasks.tasks for d in (t.depends_on or ())],
-                "tasks": [
-                    {"id": t.id, "title": t.title, "state": t.state.value, "line": t.line}
-                    for t in report.tasks.tasks
-                ],
-                "errors": [relative_finding(f).to_json() for f in errors],
-            }
-        )
-        return
-    click.echo(renderers[fmt](report.id, report.tasks, dag), nl=False)
+    except NotesThenError as exc:
+        click.echo(exc.notes, nl=False, err=True)
+        raise exc.error from None
+    _print(answer)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from the_loop.cli import Env
+from the_loop.cli.app import Env
 from the_loop.cli.directive import SESSION, echo_dry, echo_outcome
 from the_loop.cli.output import dim, emit_json, good, json_option, shown_path, wants_json, warn
 
@@ -150,7 +150,7 @@ def _echo_work_on(result: object, root: object) -> None:
     from dataclasses import replace
     from pathlib import Path
 
-    from the_loop.cli.cmd_items import _status_detail
+    from the_loop.cli.item_answers import status_lines
     from the_loop.workflow.status import item_status
     from the_loop.workflow.work_on import WorkOnResult
 
@@ -160,7 +160,8 @@ def _echo_work_on(result: object, root: object) -> None:
         # The crossing's own reset is printed below as the directive.
         fresh = result.crossing.outcome.id
         view = replace(view, open_resets=tuple(r for r in view.open_resets if r.id != fresh))
-    _status_detail(view)
+    for line in status_lines(view):
+        click.echo(line)
     item = result.report.id
     if result.synced is not None:
         note = "would repair" if result.dry_run else "repaired"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from the_loop.cli import Env
+from the_loop.cli.app import Env
 from the_loop.cli.directive import resolve_session_option
 from the_loop.cli.output import bad, dim, emit_json, good, json_option, wants_json, warn
 from the_loop.errors import ExitCode, UsageError

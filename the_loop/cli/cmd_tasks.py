@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from the_loop.cli import Env
+from the_loop.cli.app import Env
 from the_loop.cli.directive import SESSION, echo_dry, echo_outcome, mark_dispatched
 from the_loop.cli.output import (
     dim,

@@ -26,7 +26,7 @@ def resolve_session_option(
     if value:
         return value
     from the_loop.checkpoint.sessions import resolve_session
-    from the_loop.cli import Env
+    from the_loop.cli.app import Env
     from the_loop.errors import LoopError
 
     env = ctx.find_object(Env)

@@ -18,15 +18,14 @@ import errno
 import json
 import os
 import sys
-import traceback
 from collections.abc import Callable
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TypeVar
 
 import click
 
 from the_loop import __version__
+from the_loop.cli.text import shown_path, style
 from the_loop.errors import ExitCode, FileSystemError, LoopError, Where
 
 T = TypeVar("T")
@@ -91,7 +90,7 @@ def guarded(
 
 def _report(exc: LoopError, debug: bool, json_output: bool = False) -> None:
     if debug:
-        traceback.print_exc(file=sys.stderr)
+        _print_traceback()
     if json_output:
         _emit_loop_error(_relative(exc))
     else:
@@ -99,12 +98,18 @@ def _report(exc: LoopError, debug: bool, json_output: bool = False) -> None:
     raise click.exceptions.Exit(int(exc.exit_code)) from None
 
 
+def _print_traceback() -> None:
+    import traceback  # only when something went wrong: it costs start-up time
+
+    traceback.print_exc(file=sys.stderr)
+
+
 def _internal(
     exc: Exception, debug: bool, crash_dir: Callable[[], Path | None], json_output: bool
 ) -> None:
     """A bug in loop: one line, a crash report, exit 3."""
     if debug:
-        traceback.print_exc(file=sys.stderr)
+        _print_traceback()
     report = _write_crash_report(exc, crash_dir)
     where = f"; details in {shown_path(report)}" if report else ""
     text = f"internal error: {type(exc).__name__}: {exc}"
@@ -166,6 +171,9 @@ def _user_state_dir() -> Path:
 
 def _write_crash_report(exc: BaseException, crash_dir: Callable[[], Path | None]) -> Path | None:
     """Write version, command and traceback to a file; ``None`` if it cannot be written."""
+    import traceback
+    from datetime import datetime, timezone
+
     try:
         folder = crash_dir() or _user_state_dir()
         folder.mkdir(parents=True, exist_ok=True)
@@ -194,17 +202,6 @@ def _caused_by_interrupt(exc: BaseException) -> bool:
     return False
 
 
-def shown_path(path: Path | str) -> str:
-    """A path as the user should see it: relative to the current folder when inside it."""
-    path = Path(path)
-    if path.is_absolute():
-        try:
-            return str(path.relative_to(Path.cwd()))
-        except ValueError:
-            return str(path)
-    return str(path)
-
-
 def _relative(exc: LoopError) -> LoopError:
     """Show the error's path relative to the current folder when it lies inside it."""
     where = exc.where
@@ -218,5 +215,5 @@ def _relative(exc: LoopError) -> LoopError:
 
 def _styled_error(text: str) -> str:
     first, _, rest = text.partition("\n")
-    head = click.style("error: ", fg="red", bold=True) + first
+    head = style("error: ", fg="red", bold=True) + first
     return head + ("\n" + rest if rest else "")

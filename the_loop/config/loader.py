@@ -9,7 +9,6 @@ objects, never raw dicts.
 
 from __future__ import annotations
 
-import copy
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from the_loop.config import schema
 from the_loop.errors import ConfigError, UnusableInputError, Where
 from the_loop.findings import Finding, Level, failing, sorted_findings
 from the_loop.io import yamlio
+from the_loop.io.content_cache import ContentCache
 from the_loop.io.textfile import CONFIG_LIMIT, decode_utf8, read_limited
 
 CONFIG_DIR = ".the-loop"
@@ -210,21 +210,40 @@ def load_config(repo: Path, *, overrides: Sequence[OverrideSource] = ()) -> Conf
     """The effective config for ``repo`` (and a work item's ``overrides``).
 
     A missing config file means schema defaults; an invalid one raises
-    ``ConfigError`` listing every finding.
+    ``ConfigError`` listing every finding. A valid file's effective config is
+    kept in loop's user cache, keyed by the file's bytes and the schema, so an
+    unchanged config is neither parsed (ruamel) nor validated (jsonschema) again.
     """
     file = config_path(repo)
+    if file.is_file():
+        text = _read_text(file)
+        cache = _config_cache()
+        purpose = f"config-{schema.schema_digest()}"
+        base = cache.load(purpose, file, text)
+        if not isinstance(base, Config):
+            base = _load_file(file, text)
+            cache.store(purpose, file, text, base)
+    else:
+        defaults = schema.defaults()
+        origins = {p: Origin("default") for p, _ in _leaves(defaults)}
+        base = _build(defaults, origins, None, [])
+    return with_overrides(base, overrides) if overrides else base
+
+
+def _load_file(file: Path, text: str) -> Config:
+    """The effective config of ``file`` (whose content is ``text``) without overrides."""
     merged = schema.defaults()
     origins: dict[Path_, Origin] = {p: Origin("default") for p, _ in _leaves(merged)}
-    findings: list[Finding] = []
-    present = file.is_file()
-    if present:
-        node, data, file_findings = _read(file)
-        findings.extend(file_findings)
-        if data is not None and not failing(file_findings):
-            _merge(merged, origins, data, lambda p: _origin(file, node, p, "config"))
+    node, data, findings = _read(file, text)
+    if data is not None and not failing(findings):
+        _merge(merged, origins, data, lambda p: _origin(file, node, p, "config"))
     _raise_if_failing(findings)
-    base = _build(merged, origins, file if present else None, findings)
-    return with_overrides(base, overrides) if overrides else base
+    return _build(merged, origins, file, findings)
+
+
+def _config_cache() -> ContentCache:
+    """Effective configs already built, in loop's user cache (beside the validation cache)."""
+    return ContentCache(schema.cache_home() / "configs", switchable=False)
 
 
 def with_overrides(base: Config, overrides: Sequence[OverrideSource]) -> Config:
@@ -238,6 +257,8 @@ def with_overrides(base: Config, overrides: Sequence[OverrideSource]) -> Config:
     ]
     if not sources:
         return base
+    import copy  # only items with overrides need it
+
     merged = copy.deepcopy(dict(base.data))
     origins = dict(base.origins)
     findings: list[Finding] = []
@@ -267,9 +288,10 @@ def _raise_if_failing(findings: list[Finding]) -> None:
         raise InvalidConfig(findings)
 
 
-def _read(path: Path) -> tuple[Any, dict[str, Any] | None, list[Finding]]:
+def _read(path: Path, text: str | None = None) -> tuple[Any, dict[str, Any] | None, list[Finding]]:
     """Parse and validate one config file: ``(node, plain data, findings)``."""
-    text = _read_text(path)
+    if text is None:
+        text = _read_text(path)
     if not text.strip():
         return None, None, [_empty(path)]
     node, problem = yamlio.parse(text)

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from the_loop.errors import LoopError
-from the_loop.io.atomic import write_text
 from the_loop.io.resources import resource_path
 
 SCHEMA_FILE = "config.schema.json"
@@ -152,9 +151,20 @@ def _digest(instance: Any) -> str:
     return hashlib.sha256(schema_bytes() + b"\0" + canon.encode()).hexdigest()
 
 
-def _cache_file() -> Path:
+def cache_home() -> Path:
+    """loop's folder in the user's cache: ``$XDG_CACHE_HOME/loop`` (``~/.cache/loop``)."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "loop" / "valid-configs"
+    return Path(base) / "loop"
+
+
+@cache
+def schema_digest() -> str:
+    """A short hash of the shipped schema: what was valid under one is not under another."""
+    return hashlib.sha256(schema_bytes()).hexdigest()[:16]
+
+
+def _cache_file() -> Path:
+    return cache_home() / "valid-configs"
 
 
 def _cache_has(digest: str) -> bool:
@@ -174,6 +184,7 @@ def _cache_add(digest: str) -> None:
         except ValueError:
             known = []
         known = [*known[-(_CACHE_LIMIT - 1) :], digest]
+        from the_loop.io.atomic import write_text  # tempfile: only when there is news
 
         write_text(path, "\n".join(known) + "\n", anywhere=True)  # loop's cache, not the project
     except (OSError, LoopError):

@@ -54,11 +54,10 @@ the order, O(N log N).
 
 from __future__ import annotations
 
-import gc
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from heapq import heappop, heappush
 from pathlib import Path
 from types import MappingProxyType
@@ -66,6 +65,8 @@ from types import MappingProxyType
 from the_loop.dag.cycles import cycle_through, cyclic_groups, group_starts
 from the_loop.errors import DagError, Where
 from the_loop.findings import Finding, Level, sorted_findings
+from the_loop.io import collector
+from the_loop.io.content_cache import pickle_as_read_only_mapping
 from the_loop.tasks import Task, TaskList, TaskState
 
 IdKey = tuple[int, tuple[int, ...], str]
@@ -157,7 +158,7 @@ class _Graph:
 
     path: Path
     ids: list[str]
-    keys: list[IdKey]
+    index: dict[str, int]  # id -> its index
     tasks: list[Task]
     done: list[bool]
     deps: list[list[int]]
@@ -168,6 +169,11 @@ class _Graph:
     @property
     def size(self) -> int:
         return len(self.ids)
+
+    @cached_property
+    def keys(self) -> list[IdKey]:
+        """The sort key of every id, in index order (for the hints about unknown ids)."""
+        return [id_sort_key(task_id) for task_id in self.ids]
 
     def where(self, line: int) -> Where:
         return Where(self.path, line)
@@ -186,28 +192,11 @@ def analyze(task_list: TaskList) -> DagReport:
 
     Never raises on content: problems become findings, and the answers cover
     whatever part of the graph is still meaningful (see the module docstring).
+    It allocates a few small containers per task and keeps nearly all of them,
+    so the cyclic collector is paused meanwhile (see ``the_loop.io.collector``).
     """
-    with _collector_paused():
+    with collector.paused(expected_objects=10 * len(task_list.tasks)):
         return _analyze(task_list)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector for the duration of one analysis.
-
-    ``analyze`` allocates a few small containers per task and keeps nearly all
-    of them alive until it returns, so the collector's generational passes find
-    nothing to free while re-walking every live object; at 100k tasks they cost
-    about a third of the run. Reference counting still frees everything as usual, and
-    the collector is switched back on only if it was on.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _analyze(task_list: TaskList) -> DagReport:
@@ -246,7 +235,7 @@ def _analyze(task_list: TaskList) -> DagReport:
         unschedulable=tuple(ids[i] for i in _unschedulable(graph, schedule)),
         critical_path=tuple(ids[i] for i in _critical_path(graph, schedule)),
         next=ids[ready[0]] if ready else None,
-        blocked_by=MappingProxyType(_blocked_by(graph, group, set(ready))),
+        blocked_by=BlockedBy(graph, group, set(ready)),
         cycles=tuple(tuple(ids[i] for i in cycle) for cycle in cycles),
         done=sum(graph.done),
         total=graph.size,
@@ -279,15 +268,15 @@ def _first_definitions(task_list: TaskList, findings: list[Finding]) -> dict[str
 
 def _build_graph(path: Path, first: Mapping[str, Task]) -> _Graph:
     """Index the tasks in id order and resolve every dependency once."""
-    keys = sorted(id_sort_key(task_id) for task_id in first)
-    ids = [key[2] for key in keys]  # the id is the key's last element
+    ids = _sorted_ids(first)
     tasks = [first[task_id] for task_id in ids]
     done_state = TaskState.DONE
     n = len(ids)
+    index = {task_id: i for i, task_id in enumerate(ids)}
     graph = _Graph(
         path=path,
         ids=ids,
-        keys=keys,
+        index=index,
         tasks=tasks,
         done=[task.state is done_state for task in tasks],
         deps=[[] for _ in range(n)],
@@ -295,25 +284,47 @@ def _build_graph(path: Path, first: Mapping[str, Task]) -> _Graph:
         unknown={},
         self_loop=[False] * n,
     )
-    lookup = {task_id: i for i, task_id in enumerate(ids)}.get
     deps, dependents = graph.deps, graph.dependents
     # Visiting i in ascending order keeps every dependents list ascending.
     for i, task in enumerate(tasks):
         listed = task.depends_on
         if not listed:
             continue
-        if len(listed) > 1:
-            listed = tuple(dict.fromkeys(listed))  # "1, 1" is one edge
-        for dep in listed:
-            j = lookup(dep)
-            if j is None:
-                graph.unknown.setdefault(i, []).append(dep)
-            elif j == i:
-                graph.self_loop[i] = True
-            else:
-                deps[i].append(j)
-                dependents[j].append(i)
+        try:  # the common case: known ids, no repeats, no self-dependency
+            found = [index[dep] for dep in listed]
+        except KeyError:
+            _add_edges_carefully(graph, i, listed)
+            continue
+        if i in found or (len(found) > 1 and len(set(found)) < len(found)):
+            _add_edges_carefully(graph, i, listed)
+            continue
+        deps[i] = found
+        for j in found:
+            dependents[j].append(i)
     return graph
+
+
+def _sorted_ids(first: Mapping[str, Task]) -> list[str]:
+    """The ids in ``id_sort_key`` order (no key tuple per id when every id is a number)."""
+    if all(task_id.isdigit() and task_id.isascii() for task_id in first):
+        if not any(task_id[0] == "0" and len(task_id) > 1 for task_id in first):
+            return sorted(first, key=int)  # distinct numbers: the value decides
+        # Same order as id_sort_key: by value, then by the text ("03" and "3").
+        return sorted(first, key=lambda task_id: (int(task_id), task_id))
+    return [key[2] for key in sorted(id_sort_key(task_id) for task_id in first)]
+
+
+def _add_edges_carefully(graph: _Graph, i: int, listed: tuple[str, ...]) -> None:
+    """Task ``i``'s edges when it repeats an id, names itself or names an unknown id."""
+    for dep in dict.fromkeys(listed):  # "1, 1" is one edge
+        j = graph.index.get(dep)
+        if j is None:
+            graph.unknown.setdefault(i, []).append(dep)
+        elif j == i:
+            graph.self_loop[i] = True
+        else:
+            graph.deps[i].append(j)
+            graph.dependents[j].append(i)
 
 
 def _edge_findings(graph: _Graph, unread: Finding | None) -> list[Finding]:
@@ -400,8 +411,18 @@ def _topological_order(graph: _Graph) -> tuple[list[int], list[bool]]:
     Tasks on a cycle (a self-dependency included) and everything downstream of
     one never reach in-degree zero, so they are left out: the order covers the
     acyclic part. Returns the order and a per-task "was ordered" flag.
+
+    When every task depends only on lower ids (the usual plan: tasks build on
+    earlier ones), that order is simply the id order, and no heap is needed:
+    the lowest unordered id always has all its dependencies ordered already.
     """
     dependents = graph.dependents
+    # dependents lists ascend, so each one's first entry is its lowest.
+    forward = not any(graph.self_loop) and all(
+        not users or users[0] > j for j, users in enumerate(dependents)
+    )
+    if forward:
+        return list(range(graph.size)), [True] * graph.size
     indegree = [len(d) + s for d, s in zip(graph.deps, graph.self_loop, strict=True)]
     # Indices ascend, so the initial list already satisfies the heap invariant.
     heap = [i for i, d in enumerate(indegree) if d == 0]
@@ -522,19 +543,48 @@ def _rank_ready(graph: _Graph, schedule: _Schedule) -> list[int]:
     return sorted(schedule.waves[0], key=rank)
 
 
-def _blocked_by(graph: _Graph, group: list[int], ready: set[int]) -> dict[str, tuple[str, ...]]:
-    """For each unfinished task that is not ready: what holds it up, in id order.
+class BlockedBy(Mapping[str, tuple[str, ...]]):
+    """``DagReport.blocked_by``: what holds up each unfinished task that is not ready.
 
     Unfinished and unknown dependencies block; so does the task itself when it
     depends on itself, and so does every dependency on the same cycle even if
-    it is ticked, because a cycle cannot be satisfied by checkmarks.
+    it is ticked, because a cycle cannot be satisfied by checkmarks. Holders are
+    in id order; tasks iterate in id order.
+
+    An entry is worked out when it is first read: on a large plan most tasks
+    are blocked and a report reads a few of them. The parse cache stores the
+    whole table (``the_loop.io.content_cache`` pickles it as a read-only mapping).
     """
-    blocked_by: dict[str, tuple[str, ...]] = {}
-    ids, done = graph.ids, graph.done
-    for i in range(graph.size):
-        if done[i] or i in ready:
-            continue
-        own = group[i]
+
+    def __init__(self, graph: _Graph, group: list[int], ready: set[int]) -> None:
+        done = graph.done
+        self._graph = graph
+        self._group = group
+        self._order = [i for i in range(graph.size) if not done[i] and i not in ready]
+        self._is_blocked = bytearray(graph.size)
+        for i in self._order:
+            self._is_blocked[i] = 1
+        self._memo: dict[int, tuple[str, ...]] = {}
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __iter__(self) -> Iterator[str]:
+        ids = self._graph.ids
+        return (ids[i] for i in self._order)
+
+    def __getitem__(self, task_id: str) -> tuple[str, ...]:
+        i = self._graph.index.get(task_id)
+        if i is None or not self._is_blocked[i]:
+            raise KeyError(task_id)
+        holders = self._memo.get(i)
+        if holders is None:
+            holders = self._memo[i] = self._holders(i)
+        return holders
+
+    def _holders(self, i: int) -> tuple[str, ...]:
+        graph, group = self._graph, self._group
+        ids, done, own = graph.ids, graph.done, group[i]
         held = [j for j in graph.deps[i] if not done[j] or (own >= 0 and group[j] == own)]
         if graph.self_loop[i]:
             held.append(i)
@@ -545,5 +595,7 @@ def _blocked_by(graph: _Graph, group: list[int], ready: set[int]) -> dict[str, t
         unread = graph.tasks[i].unread_depends_line
         if unread is not None:
             holders.append(f"what line {unread} says (not understood)")
-        blocked_by[ids[i]] = tuple(holders)
-    return blocked_by
+        return tuple(holders)
+
+
+pickle_as_read_only_mapping(BlockedBy)

@@ -149,3 +149,22 @@ def render_dot(item: str, tasks: TaskList, dag: DagReport) -> str:
 
 
 RENDERERS = {"text": render_text, "mermaid": render_mermaid, "dot": render_dot}
+_STATE_NAMES = {state: state.value for state in TaskState}  # enum .value is slow per task
+
+
+def graph_json(item: str, tasks: TaskList, dag: DagReport) -> dict[str, object]:
+    """The whole graph as JSON data (``loop graph --json``): every task and every edge."""
+    listed = tasks.tasks
+    names = _STATE_NAMES
+    return {
+        "item": item,
+        "order": list(dag.order),
+        "ready": list(dag.ready),
+        "waves": [list(w) for w in dag.waves],
+        "criticalPath": list(dag.critical_path),
+        "unschedulable": list(dag.unschedulable),
+        "edges": [[d, t.id] for t in listed if t.depends_on for d in t.depends_on],
+        "tasks": [
+            {"id": t.id, "title": t.title, "state": names[t.state], "line": t.line} for t in listed
+        ],
+    }

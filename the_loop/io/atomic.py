@@ -25,7 +25,6 @@ import contextlib
 import errno
 import os
 import re
-import tempfile
 from collections.abc import Iterator
 from contextvars import ContextVar
 from pathlib import Path
@@ -97,7 +96,7 @@ def write_bytes(path: Path, data: bytes, *, anywhere: bool = False) -> None:
     mode = _writable_mode(path, target)
     tmp: str | None = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        fd, tmp = _temporary_beside(target)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -130,7 +129,7 @@ def create_exclusive(path: Path, text: str) -> bool:
     target = landing_place(path)
     tmp: str | None = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        fd, tmp = _temporary_beside(target)
         with os.fdopen(fd, "wb") as handle:
             handle.write(text.encode("utf-8"))
             handle.flush()
@@ -224,3 +223,11 @@ def _fsync_dir(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def _temporary_beside(path: Path) -> tuple[int, str]:
+    """A new temporary file in ``path``'s folder: ``(descriptor, name)``."""
+    # tempfile (and the random module it loads) costs start-up time; only writers need it.
+    import tempfile
+
+    return tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

@@ -4,6 +4,11 @@ Everything is loaded round-trip so that every node knows its line and column:
 config errors point at ``file:line:col``, and front matter can be edited in
 place without losing comments or key order. YAML 1.2 rules apply (``yes`` is a
 string), which is why type errors on booleans carry a hint.
+
+ruamel.yaml is imported by the functions that need it, not with this module: it
+costs about as much as the rest of a read-only command's start-up, and a warm
+read (front matter by ``the_loop.io.flat_yaml``, the config from its cache) never
+needs it.
 """
 
 from __future__ import annotations
@@ -12,20 +17,22 @@ import io
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.constructor import DuplicateKeyError
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from typing import TYPE_CHECKING, Any
 
 from the_loop.errors import Where
+
+if TYPE_CHECKING:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap
+    from ruamel.yaml.error import MarkedYAMLError
 
 JsonPath = tuple[str | int, ...]
 
 
 def round_trip() -> YAML:
     """A round-trip instance: keeps comments, key order and quoting."""
+    from ruamel.yaml import YAML
+
     yaml = YAML(typ="rt")
     yaml.preserve_quotes = True
     yaml.allow_duplicate_keys = False
@@ -53,6 +60,9 @@ def parse(text: str, *, first_line: int = 1) -> tuple[Any, YamlProblem | None]:
     values (an "alias bomb"), are problems too: every reader downstream would
     pay for the expansion.
     """
+    from ruamel.yaml.constructor import DuplicateKeyError
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
     deep = _flow_depth_problem(text, first_line)
     if deep is not None:
         return None, deep
@@ -290,6 +300,10 @@ def _node_position(node: Any, first_line: int) -> tuple[int, int] | None:
 
 
 def _child_position(node: Any, part: str | int, first_line: int) -> tuple[int, int] | None:
+    if getattr(node, "lc", None) is None:
+        return None  # plain data (not loaded round-trip): no positions to give
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
     if isinstance(node, CommentedMap):
         key = _map_key(node, part)
         if key is _MISSING:
@@ -318,6 +332,8 @@ def _map_key(node: CommentedMap, part: str | int) -> Any:
 
 
 def _child(node: Any, part: str | int) -> Any:
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
     if isinstance(node, CommentedMap):
         key = _map_key(node, part)
         return None if key is _MISSING else node[key]

@@ -19,25 +19,78 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level
-from the_loop.spec.front_matter import parse_front_matter
+from the_loop.spec.front_matter import FrontMatter, parse_front_matter
 from the_loop.spec.items import CHAIN, OPTIONAL_ARTIFACTS, Artifact, WorkItem
 
-_CHECKBOX = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)\[[ xX\-]\]", re.MULTILINE)
+# A ticked or started checkbox; an open one ([ ]) is already in normal form. This is
+# the definition; ``unticked`` applies it without trying a match at every character.
+_CHECKED = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)\[[xX\-]\]", re.MULTILINE)
 _PREFIX = "sha256:"
 
 
-def body_hash(text: str, path: Path) -> str:
-    """The lock hash of an artifact: its body, line endings and checkboxes normalized."""
-    front = parse_front_matter(text, path)
+def body_hash(text: str, path: Path, front: FrontMatter | None = None) -> str:
+    """The lock hash of an artifact: its body, line endings and checkboxes normalized.
+
+    ``front`` is the front matter already read from ``text``, if the caller has it.
+    """
+    if front is None:
+        front = parse_front_matter(text, path)
     body = text[front.body_offset :] if front.present and not front.findings else text
-    body = body.replace("\r\n", "\n")
-    body = _CHECKBOX.sub(lambda m: m.group(1) + "[ ]", body)
+    body = unticked(body.replace("\r\n", "\n"))
     return _PREFIX + hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
+
+
+_MARK = re.compile(r"\[[xX\-]\]")
+
+
+def unticked(text: str) -> str:
+    """``text`` with every list checkbox set to ``[ ]``: what ``_CHECKED.sub(r"\1[ ]", …)`` gives.
+
+    The regex tries a match at every character; on a 100k-task file that is most
+    of the hash. This looks only at the marks ``[x]``, ``[X]`` and ``[-]`` and
+    checks, backwards, that a list marker at the start of a line leads to each.
+    tests/spec/test_lock_hash.py holds the two to the same answers.
+    """
+    pieces: list[str] = []
+    last = 0
+    for mark in _MARK.finditer(text):
+        at = mark.start()
+        if _after_list_marker(text, at):
+            pieces.append(text[last:at])
+            pieces.append("[ ]")
+            last = at + 3
+    if not pieces:
+        return text
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _after_list_marker(text: str, at: int) -> bool:
+    """Whether ``text[:at]`` ends as ``_CHECKED``'s group 1: ``^\\s*(?:[-*+]|\\d+[.)])\\s+``."""
+    gap = at
+    while gap > 0 and text[gap - 1].isspace():
+        gap -= 1
+    if gap == at or gap == 0:
+        return False  # no space between marker and box, or no marker
+    start = gap - 1
+    if text[start] in ".)":
+        while start > 0 and text[start - 1].isdecimal():
+            start -= 1
+        if start == gap - 1:
+            return False  # "." or ")" without a number
+    elif text[start] not in "-*+":
+        return False
+    indent = start
+    while indent > 0 and text[indent - 1].isspace():
+        indent -= 1
+    # A line starts where the indent begins (at the text's start) or inside it.
+    return indent == 0 or "\n" in text[indent:start]
 
 
 def upstream_kinds(item: WorkItem, kind: str) -> list[str]:
@@ -89,20 +142,28 @@ class Lock:
         }
 
 
-def locks(item: WorkItem) -> dict[str, Lock]:
-    """The lock state of every artifact in the chain, upstream first."""
+def locks(
+    item: WorkItem, hash_of: Callable[[Artifact], str | None] | None = None
+) -> dict[str, Lock]:
+    """The lock state of every artifact in the chain, upstream first.
+
+    ``hash_of`` gives an artifact's current lock hash (default: ``current_hash``;
+    a report passes one that remembers the hashes of large files).
+    """
+    hash_of = hash_of or current_hash
     result: dict[str, Lock] = {}
     hashes: dict[str, str | None] = {}
     for kind in CHAIN:
         art = item.artifact(kind)
-        hashes[kind] = _current_hash(art)
+        hashes[kind] = hash_of(art)
         result[kind] = _lock(item, art, kind, hashes, result)
     return result
 
 
-def _current_hash(art: Artifact) -> str | None:
+def current_hash(art: Artifact) -> str | None:
+    """The lock hash of ``art`` as it is now (None when it is missing or unreadable)."""
     # An unreadable file has no text (the item reader reports it) and no hash.
-    return body_hash(art.text, art.path) if art.text is not None else None
+    return body_hash(art.text, art.path, art.front) if art.text is not None else None
 
 
 def _recorded(art: Artifact) -> tuple[str | None, dict[str, str]]:

@@ -2,8 +2,10 @@
 
 Reading never raises on content: a missing, unterminated, non-mapping or
 invalid block is a finding with ``file:line`` and the artifact is read as if it
-had no front matter. Editing loads the block round-trip, changes only the
-given keys and splices it back, so comments, key order and the body survive.
+had no front matter. A simple block (nearly every one) is read by
+``the_loop.io.flat_yaml`` without ruamel; anything else, and every block that is
+edited, is loaded round-trip. Editing changes only the given keys and splices
+the block back, so comments, key order and the body survive.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 from the_loop.errors import SpecError, Where
 from the_loop.findings import Finding, Level
 from the_loop.io import yamlio
+from the_loop.io.flat_yaml import read_flat
 
 FENCE = "---"
 # `key: value  # comment` on one line: the key, everything up to the gap, the gap.
@@ -30,9 +33,11 @@ FRONT_MATTER_LIMIT = 64 * 1024
 class FrontMatter:
     """What the front matter of one file says, and where it sits.
 
-    ``node`` is the round-trip mapping (None when absent or unusable); ``data``
-    its plain copy; ``first_line`` the file line of the first YAML line;
-    ``body_offset`` the character offset where the markdown body starts.
+    ``node`` is the round-trip mapping (None when absent or unusable) or, when
+    the flat reader read the block, the plain mapping itself, whose top-level
+    key lines are in ``key_lines``; ``data`` is the plain copy; ``first_line``
+    the file line of the first YAML line; ``body_offset`` the character offset
+    where the markdown body starts.
     """
 
     path: Path
@@ -43,12 +48,20 @@ class FrontMatter:
     end_line: int
     body_offset: int
     findings: tuple[Finding, ...]
+    key_lines: Mapping[str, int] | None = None
+
+    @property
+    def positioned(self) -> bool:
+        """Whether ``node`` knows where each of its values sits (a round-trip load)."""
+        return self.key_lines is None
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.data.get(key, default)
 
     def line_of(self, key: str) -> int | None:
         """The file line of ``key`` in the block, if present."""
+        if self.key_lines is not None:
+            return self.key_lines.get(key)
         if not isinstance(self.node, dict) or key not in self.node:
             return None
         lc: Any = getattr(self.node, "lc", None)
@@ -77,8 +90,12 @@ def _block_bounds(text: str) -> tuple[int, int, int] | None:
     return -1, index, -1
 
 
-def parse_front_matter(text: str, path: Path) -> FrontMatter:
-    """Read the front matter of ``text`` (the contents of ``path``) tolerantly."""
+def parse_front_matter(text: str, path: Path, *, round_trip: bool = False) -> FrontMatter:
+    """Read the front matter of ``text`` (the contents of ``path``) tolerantly.
+
+    ``round_trip`` loads the block with ruamel even when it is simple, for a
+    caller that needs every value's position or edits the block.
+    """
     bounds = _block_bounds(text)
     if bounds is None:
         return FrontMatter(path, None, {}, False, 0, 0, 0, ())
@@ -104,6 +121,11 @@ def parse_front_matter(text: str, path: Path) -> FrontMatter:
             "move the rest into the body",
         )
         return FrontMatter(path, None, {}, True, 2, close_index + 1, body, (finding,))
+    flat = None if round_trip else read_flat(block)
+    if flat is not None:
+        data, lines = flat
+        key_lines = {key: line + 2 for key, line in lines.items()}
+        return FrontMatter(path, data, data, True, 2, close_index + 1, body, (), key_lines)
     node, problem = yamlio.parse(block, first_line=2)
     if problem is not None:
         where = Where(path, problem.line, problem.col)
@@ -143,7 +165,7 @@ def update_front_matter(text: str, path: Path, changes: Mapping[str, Any]) -> st
     Keys set to ``None`` in ``changes`` are removed. Raises ``SpecError`` when
     the file has no usable front matter to edit.
     """
-    fm = parse_front_matter(text, path)
+    fm = parse_front_matter(text, path, round_trip=True)
     if fm.findings or not fm.present or fm.node is None:
         reason = fm.findings[0].message if fm.findings else "it has no front matter"
         raise SpecError(

@@ -10,7 +10,7 @@ anything outside the spec folder.
 
 from __future__ import annotations
 
-import difflib
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -39,7 +39,7 @@ CHAIN = ("brainstorm", "requirements", "design", "testing-plan", "tasks")
 # exists yet: an item planned before the phase was listed is not held back).
 OPTIONAL_ARTIFACTS = {"brainstorm": "brainstorming", "testing-plan": "test-planning"}
 STATUSES = ("draft", "in-review", "approved")
-_HEAD_LIMIT = 64 * 1024  # front matter is read from the head of large logs only
+HEAD_LIMIT = 64 * 1024  # front matter is read from the head of large logs only
 
 
 @dataclass(frozen=True)
@@ -112,11 +112,16 @@ class WorkItem:
         sources = []
         for kind in CHAIN:
             art = self.artifact(kind)
-            if art.front is None or not isinstance(art.front.node, dict):
+            front = art.front
+            if front is None or not isinstance(front.node, dict):
                 continue
-            node = art.front.node.get("overrides")
+            node = front.node.get("overrides")
+            if node and not front.positioned and art.text is not None:
+                # Config errors point at file:line: load the block with positions.
+                front = parse_front_matter(art.text, art.path, round_trip=True)
+                node = front.node.get("overrides") if isinstance(front.node, dict) else None
             if node is not None:
-                sources.append(OverrideSource(art.path, node, art.front.first_line))
+                sources.append(OverrideSource(art.path, node, front.first_line))
         return sources
 
 
@@ -134,12 +139,23 @@ def list_items(spec_root: Path) -> list[Path]:
     """Every work-item folder under the spec folder, in natural order."""
     if not spec_root.is_dir():
         return []
-    folders = [
-        child
-        for child in spec_root.iterdir()
-        if child.is_dir() and any((child / f).is_file() for f in ARTIFACT_FILES.values())
-    ]
+    names = set(ARTIFACT_FILES.values())
+    with os.scandir(spec_root) as entries:
+        folders = [
+            spec_root / entry.name
+            for entry in entries
+            if entry.is_dir() and not names.isdisjoint(_files_in(entry.path))
+        ]
     return sorted(folders, key=lambda p: natural_key(p.name))
+
+
+def _files_in(folder: str | Path) -> set[str]:
+    """The names of the regular files (or links to them) in ``folder``: one directory read."""
+    try:
+        with os.scandir(folder) as entries:
+            return {entry.name for entry in entries if entry.is_file()}
+    except OSError:  # gone, or not a folder: it holds nothing
+        return set()
 
 
 def resolve_item(spec_root: Path, ref: str, *, cwd: Path) -> Path:
@@ -189,6 +205,8 @@ def _resolve_path(spec_root: Path, ref: Path, cwd: Path) -> Path:
 
 
 def _not_found(spec_root: Path, ref: str, items: list[Path]) -> UsageError:
+    import difflib  # only when a name is not found
+
     names = [p.name for p in items]
     close = difflib.get_close_matches(ref, names, n=3)
     if close:
@@ -204,15 +222,11 @@ def load_item(folder: Path, spec_root: Path) -> WorkItem:
     """Read the front matter of every artifact in ``folder`` (tolerantly)."""
     artifacts = {}
     findings: list[Finding] = []
+    present = _files_in(folder)
     for kind, name in ARTIFACT_FILES.items():
         path = folder / name
         front, text = (
-            _read_front(path, large=kind == "execution-log")
-            if path.is_file()
-            else (
-                None,
-                None,
-            )
+            _read_front(path, large=kind == "execution-log") if name in present else (None, None)
         )
         artifacts[kind] = Artifact(kind, path, front is not None, front, text)
         if front is not None:
@@ -243,9 +257,9 @@ def read_text(path: Path) -> str:
 
 def _read_front(path: Path, *, large: bool) -> tuple[FrontMatter, str | None]:
     """The front matter of ``path`` and the text it was read from."""
-    if large and path.stat().st_size > _HEAD_LIMIT:
+    if large and path.stat().st_size > HEAD_LIMIT:
         with path.open("rb") as handle:
-            head = handle.read(_HEAD_LIMIT).decode("utf-8", errors="replace")
+            head = handle.read(HEAD_LIMIT).decode("utf-8", errors="replace")
         return parse_front_matter(head, path), head
     try:
         text = read_text(path)

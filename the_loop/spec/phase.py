@@ -69,12 +69,13 @@ def implied_phase(
     locks: dict[str, Lock],
     tasks: TaskList | None,
     phases: tuple[str, ...] = PHASES,
+    counts: tuple[int, int] | None = None,
 ) -> tuple[str, str]:
     """The phase the artifacts put the item in, and why.
 
     ``testing-plan.md`` counts when it exists; when it does not, it is the next
     artifact only if ``test-planning`` is one of ``phases`` and ``tasks.md`` is not
-    written yet.
+    written yet. ``counts`` is ``task_counts(tasks)`` when the caller has it already.
     """
     brainstorm = locks["brainstorm"]
     requirements = locks["requirements"]
@@ -92,7 +93,7 @@ def implied_phase(
             return _ARTIFACT_PHASE[kind], f"{lock.path.name} is not written yet"
         if not lock.locked:
             return _ARTIFACT_PHASE[kind], f"{lock.path.name} is {lock.label}"
-    done, total = task_counts(tasks)
+    done, total = counts if counts is not None else task_counts(tasks)
     if total == 0:
         return "tasks-breakdown", "tasks.md lists no tasks"
     if done < total:
@@ -101,10 +102,14 @@ def implied_phase(
 
 
 def phase_state(
-    item: WorkItem, locks: dict[str, Lock], tasks: TaskList | None, phases: tuple[str, ...] = PHASES
+    item: WorkItem,
+    locks: dict[str, Lock],
+    tasks: TaskList | None,
+    phases: tuple[str, ...] = PHASES,
+    counts: tuple[int, int] | None = None,
 ) -> PhaseState:
     """Compare the implied phase with the log's mirror."""
-    implied, reason = implied_phase(item, locks, tasks, phases)
+    implied, reason = implied_phase(item, locks, tasks, phases, counts)
     log = item.artifacts["execution-log"]
     recorded = log.front.get("phase") if log.exists and log.front else None
     recorded = str(recorded) if recorded is not None else None

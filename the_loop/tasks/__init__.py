@@ -104,10 +104,25 @@ checkbox edit).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from the_loop.tasks.model import Task, TaskList, TaskState
-from the_loop.tasks.reader import parse_tasks, read_tasks
-from the_loop.tasks.values import test_command
-from the_loop.tasks.writer import set_state, with_state
+
+if TYPE_CHECKING:
+    from the_loop.tasks.reader import parse_tasks, read_tasks
+    from the_loop.tasks.values import test_command
+    from the_loop.tasks.writer import set_state, with_state
+
+# The reader, the writer and the value grammar compile their patterns when
+# imported; a command that finds its tasks in the parse cache never needs them.
+# They are imported on first use of these names.
+_LAZY = {
+    "parse_tasks": "the_loop.tasks.reader",
+    "read_tasks": "the_loop.tasks.reader",
+    "test_command": "the_loop.tasks.values",
+    "set_state": "the_loop.tasks.writer",
+    "with_state": "the_loop.tasks.writer",
+}
 
 __all__ = [
     "Task",
@@ -119,3 +134,15 @@ __all__ = [
     "test_command",
     "with_state",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """Import the reader, the writer or the value grammar when one of their names is used."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # later uses skip this hook
+    return value

@@ -8,10 +8,11 @@ few thousand characters) whatever the length of the log.
 
 from __future__ import annotations
 
-from the_loop.checkpoint import transaction as checkpoint
 from the_loop.checkpoint.resets import open_resets
+from the_loop.checkpoint.state_dir import journal_exists
 from the_loop.io.templating import render
 from the_loop.tasks import TaskState
+from the_loop.workflow.answer_limits import LIST_LIMIT, capped
 from the_loop.workflow.item_report import ItemReport, relative
 from the_loop.workflow.next_action import Action, next_action
 from the_loop.workflow.next_task import next_view
@@ -133,8 +134,11 @@ def _task_context(report: ItemReport, task_id: str) -> dict[str, object]:
             (_path(report, "design"), "the approved design (the sections this task touches)")
         )
     done, total = report.counts
+    depends = task.depends_on or ()
     return {
         "task": task,
+        "depends_shown": capped(depends, LIST_LIMIT),
+        "depends_more": max(0, len(depends) - LIST_LIMIT),
         "tasks_path": tasks_path,
         "requirements": requirements,
         "read": read,
@@ -186,7 +190,12 @@ def resume_brief(report: ItemReport) -> str:
         read=read,
         resets=open_resets(report.ctx.project.root, report.id),
     )
-    journal = checkpoint.pending(report.ctx.project.root)
+    root = report.ctx.project.root
+    journal = None
+    if journal_exists(root):
+        from the_loop.checkpoint import transaction
+
+        journal = transaction.pending(root)
     if journal is not None:
         # The last entry may be half-written: say so before anything is trusted.
         text = (

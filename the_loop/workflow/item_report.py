@@ -7,30 +7,55 @@ last log entry) is read only when a command asks for it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.config.loader import ALL_PHASES
-from the_loop.dag.analysis import DagReport, analyze
+from the_loop.config.state_folder import project_cache
 from the_loop.errors import LoopError, Where
 from the_loop.findings import Finding, Level, sorted_findings
-from the_loop.log.execution_log import LogEntry, entered_phases, last_entry
-from the_loop.log.task_checkpoints import NONE, LogCheckpoints, read_task_checkpoints
-from the_loop.spec.approval import Lock, lock_findings, locks, written_ahead
-from the_loop.spec.items import Artifact, load_item
-from the_loop.spec.phase import (
-    PhaseState,
-    phase_findings,
-    phase_state,
-    task_counts,
-    without_unrecorded_ticks,
-)
-from the_loop.spec.placeholders import placeholder_findings
+from the_loop.io import collector
+from the_loop.spec.items import HEAD_LIMIT, Artifact, load_item
 from the_loop.spec.project import ItemContext, item_context
-from the_loop.spec.requirements import RequirementSet, parse_requirements, read_requirements
-from the_loop.spec.traceability import trace
-from the_loop.tasks import Task, TaskList, TaskState, parse_tasks, read_tasks
-from the_loop.workflow import task_tests, tick_evidence
+from the_loop.tasks import TaskList, TaskState
+
+if TYPE_CHECKING:
+    from the_loop.dag.analysis import DagReport
+    from the_loop.io.content_cache import ContentCache
+    from the_loop.log.execution_log import LogEntry
+    from the_loop.log.task_checkpoints import LogCheckpoints
+    from the_loop.spec.approval import Lock
+    from the_loop.spec.phase import PhaseState
+    from the_loop.spec.requirements import RequirementSet
+    from the_loop.tasks import Task
+    from the_loop.workflow.tick_evidence import TickProblem
+
+# Parsers, the graph analysis, the log reader, locks, phases and tick evidence
+# are imported where they run: a command loads only what it asks for, and with
+# the parse cache warm it needs no parser at all.
+
+# Below this many characters a lock hash is computed rather than looked up.
+_CACHED_HASH_SIZE = 64 * 1024
+
+
+@dataclass(frozen=True)
+class TaskSummary:
+    """What the status and the next action need of tasks.md, without every task.
+
+    Kept in the parse cache on its own: on a large plan, loading it costs nothing
+    beside loading 100k tasks. ``next_title`` is the title of ``next``;
+    ``unschedulable`` counts the tasks no wave reaches.
+    """
+
+    done: int
+    total: int
+    ready: tuple[str, ...]
+    in_progress: tuple[str, ...]
+    next: str | None
+    next_title: str | None
+    unschedulable: int
 
 
 class ItemReport:
@@ -46,49 +71,100 @@ class ItemReport:
         return self.item.id
 
     @cached_property
-    def tasks(self) -> TaskList | None:
+    def cache(self) -> ContentCache:
+        """The project's parse cache (one that keeps nothing when it is off)."""
+        return project_cache(self.ctx.project.root)
+
+    @cached_property
+    def _graph(self) -> tuple[TaskList, DagReport] | None:
+        """tasks.md read and its graph analysed: both from the cache while the file is unchanged."""
         art = self.item.artifacts["tasks"]
         if not art.exists:
             return None
-        try:
-            # Reuse the text the item reader already decoded; without it (unreadable)
-            # read again so the precise error becomes the finding.
-            return parse_tasks(art.text, art.path) if art.text is not None else read_tasks(art.path)
-        except LoopError as exc:
-            finding = Finding(Level.ERROR, "tasks.unreadable", exc.message, exc.where, exc.hint)
-            return TaskList(art.path, (), (finding,), "none")
+        if art.text is None:
+            return _analysed(_unreadable_tasks(art.path))
+        text = art.text  # the text the item reader already decoded
+        return self.cache.cached("tasks", art.path, text, lambda: _analysed(_parsed(text, art)))
 
     @cached_property
-    def dag(self) -> DagReport | None:
-        if self.tasks is None:
+    def summary(self) -> TaskSummary | None:
+        """The task counts, the ready and started tasks and the next one (None: no tasks.md)."""
+        art = self.item.artifacts["tasks"]
+        if not art.exists:
             return None
+        if art.text is None:
+            return self._summarize()
+        return self.cache.cached("summary", art.path, art.text, self._summarize)
 
-        return analyze(self.tasks)
+    def _summarize(self) -> TaskSummary:
+        tasks, dag = self.tasks, self.dag
+        assert tasks is not None and dag is not None
+        started = TaskState.IN_PROGRESS
+        return TaskSummary(
+            done=dag.done,
+            total=dag.total,
+            ready=dag.ready,
+            in_progress=tuple(t.id for t in tasks.tasks if t.state is started),
+            next=dag.next,
+            next_title=dag.task(dag.next).title if dag.next else None,
+            unschedulable=len(dag.unschedulable),
+        )
+
+    @property
+    def tasks(self) -> TaskList | None:
+        graph = self._graph
+        return graph[0] if graph is not None else None
+
+    @property
+    def dag(self) -> DagReport | None:
+        graph = self._graph
+        return graph[1] if graph is not None else None
 
     @cached_property
     def locks(self) -> dict[str, Lock]:
-        return locks(self.item)
+        from the_loop.spec.approval import locks
+
+        return locks(self.item, self._lock_hash)
+
+    def _lock_hash(self, art: Artifact) -> str | None:
+        """An artifact's lock hash; a large file's comes from the cache while it is unchanged."""
+        from the_loop.spec.approval import current_hash
+
+        text = art.text
+        if text is None or len(text) < _CACHED_HASH_SIZE:
+            return current_hash(art)  # cheaper to compute than to look up
+        return self.cache.cached("lock-hash", art.path, text, lambda: current_hash(art))
 
     @cached_property
     def phase(self) -> PhaseState:
+        from the_loop.spec.phase import phase_state, without_unrecorded_ticks
+
         phases = self.config.workflow.phases
-        state = phase_state(self.item, self.locks, self.tasks, phases)
+        # The counts stand for the tasks: the phase needs no task itself, unless
+        # every task is ticked and the ticks' evidence decides needs-review.
+        state = phase_state(self.item, self.locks, None, phases, self.counts)
         if state.implied != "needs-review":
             return state
         return without_unrecorded_ticks(state, len(self.unrecorded_ticks), self.counts[1], phases)
 
     @cached_property
     def requirements(self) -> RequirementSet | None:
+        from the_loop.spec.requirements import parse_requirements, read_requirements
+
         art = self.item.requirements
         if not art.exists:
             return None
-
-        if art.text is not None:
-            return parse_requirements(art.text, art.path)
-        return read_requirements(art.path)
+        text = art.text
+        if text is None:
+            return read_requirements(art.path)
+        return self.cache.cached(
+            "requirements", art.path, text, lambda: parse_requirements(text, art.path)
+        )
 
     @cached_property
     def last_entry(self) -> LogEntry | None:
+        from the_loop.log.execution_log import last_entry
+
         return last_entry(self.item.artifacts["execution-log"].path)
 
     @cached_property
@@ -102,13 +178,92 @@ class ItemReport:
                     return title
         return ""
 
-    @property
+    @cached_property
     def counts(self) -> tuple[int, int]:
-        return task_counts(self.tasks)
+        """``(done, total)`` over distinct task ids, as the graph counts them."""
+        summary = self.summary
+        return (summary.done, summary.total) if summary is not None else (0, 0)
+
+    def check(self) -> tuple[list[Finding], int]:
+        """``(findings(), evaluated())``, from the cache while none of the item's files changed.
+
+        The findings are a function of the item's files, the configured phases,
+        test shell and checkpoint trailers, the errors of its overrides and, once a
+        task is ticked, the git history its checkpoint commits are looked up in
+        (HEAD's commit) and an unfinished checkpoint, so those make the key; an
+        unreadable file or a log read only in part (over 64 KB) is always checked
+        afresh.
+        """
+        key = self._check_key()
+        if key is None:
+            return self.findings(), self.evaluated()
+        found, evaluated = self.cache.cached(
+            "check",
+            self.item.path,
+            key,
+            lambda: (self.findings(), self.evaluated()),
+            trust_stat=False,
+        )
+        return list(found), evaluated
+
+    def _check_key(self) -> str | None:
+        if not self.cache.enabled:
+            return None
+        problems = tuple(problem.render() for problem in self.ctx.problems)
+        config = self.config
+        settings = (config.workflow.phases, config.testing.shell, config.checkpoint.trailers)
+        return self.answer_key(tuple(self.item.artifacts), settings, problems, self._history_key())
+
+    def _history_key(self) -> tuple[str | None, str | None] | None:
+        """What the tick evidence reads outside the item's files (None: it reads nothing).
+
+        Git is asked only when a task is ticked, the log is there to name its
+        checkpoint and commits carry trailers; then HEAD's commit stands for the
+        history the checkpoint commits are looked up in, and an unfinished
+        checkpoint counts too (its commit may be next).
+        """
+        log = self.item.artifacts["execution-log"]
+        if not self.counts[0] or not log.exists or not self.config.checkpoint.trailers:
+            return None
+        from the_loop.checkpoint.state_dir import journal_exists
+        from the_loop.git.repo import head_sha
+
+        root = self.ctx.project.root
+        unfinished = None
+        if journal_exists(root):
+            from the_loop.checkpoint import transaction
+
+            journal = transaction.pending(root)
+            unfinished = journal.plan.id if journal is not None else None
+        return head_sha(root), unfinished
+
+    def answer_key(self, kinds: tuple[str, ...], *extra: object) -> str | None:
+        """A cache key for an answer made from these artifacts (and ``extra``), else None.
+
+        The key holds each artifact's content hash (or its absence) and ``extra``;
+        None when one is unreadable, or is a long log the item reader read only
+        in part, so that such an answer is always computed afresh; None too when
+        the cache is off (no key is worth hashing the files for).
+        """
+        if not self.cache.enabled:
+            return None
+        parts = [repr(extra)]
+        for kind in kinds:
+            art = self.item.artifact(kind)  # "requirements" is bugfix.md for a bug
+            text = art.text
+            if not art.exists:
+                parts.append(f"{kind}: -")
+                continue
+            if text is None or (kind == "execution-log" and _read_in_part(art)):
+                return None
+            parts.append(f"{art.kind}: {self.cache.digest(art.path, text)}")
+        return "\n".join(parts)
 
     @cached_property
     def log_checkpoints(self) -> LogCheckpoints:
         """The log's task checkpoints; the log is read only when some task is ticked."""
+        from the_loop.log.task_checkpoints import NONE, read_task_checkpoints
+
         if not self.counts[0]:
             return NONE
         return read_task_checkpoints(self.item.artifacts["execution-log"].path)
@@ -116,15 +271,28 @@ class ItemReport:
     @cached_property
     def unrecorded_ticks(self) -> tuple[Task, ...]:
         """Ticked tasks no checkpoint records (from the log alone, without git)."""
+        if not self.counts[0]:
+            return ()  # nothing ticked: neither tasks nor log need reading
+        from the_loop.workflow import tick_evidence
+
         return tuple(tick_evidence.unrecorded_ticks(self))
 
     @cached_property
-    def tick_problems(self) -> tuple[tick_evidence.TickProblem, ...]:
+    def tick_problems(self) -> tuple[TickProblem, ...]:
         """Ticks without their evidence, checked against git's history too."""
+        if not self.counts[0]:
+            return ()
+        from the_loop.workflow import tick_evidence
+
         return tuple(tick_evidence.tick_problems(self))
 
     def findings(self, *, deep: bool = True) -> list[Finding]:
         """Every finding about the item; ``deep`` adds traceability and log checks."""
+        from the_loop.spec.approval import lock_findings, written_ahead
+        from the_loop.spec.phase import phase_findings
+        from the_loop.spec.placeholders import placeholder_findings
+        from the_loop.workflow import task_tests, tick_evidence
+
         found: list[Finding] = [*self.item.findings, *self.ctx.problems]
         found.extend(lock_findings(self.item, self.locks))
         found.extend(written_ahead(self.item, self.locks))
@@ -159,6 +327,8 @@ class ItemReport:
         ]
 
     def _trace(self) -> list[Finding]:
+        from the_loop.spec.traceability import trace
+
         reqs = self.requirements
         found: list[Finding] = []
         if reqs is not None:
@@ -188,6 +358,7 @@ class ItemReport:
 
     def _transitions_ahead(self, log: Artifact) -> list[Finding]:
         """The log's own transitions table recording a phase later than its ``phase:``."""
+        from the_loop.log.execution_log import entered_phases
 
         recorded = self.phase.recorded
         if recorded not in ALL_PHASES or log.text is None:
@@ -223,6 +394,39 @@ def fresh_report(ctx: ItemContext) -> ItemReport:
     """A new report on the item as it is on disk now (files change under a lock)."""
 
     return ItemReport(item_context(ctx.project, load_item(ctx.item.path, ctx.item.spec_root)))
+
+
+def _read_in_part(log: Artifact) -> bool:
+    """Whether the item reader kept only the head of this (long) log."""
+    try:
+        return log.path.stat().st_size > HEAD_LIMIT
+    except OSError:
+        return True
+
+
+def _parsed(text: str, art: Artifact) -> TaskList:
+    from the_loop.tasks import parse_tasks
+
+    # About one object per 20 characters of tasks.md; the parser keeps them all.
+    with collector.paused(expected_objects=len(text) // 20):
+        return parse_tasks(text, art.path)
+
+
+def _unreadable_tasks(path: Path) -> TaskList:
+    """Read tasks.md again so that the precise reason it is unreadable becomes the finding."""
+    from the_loop.tasks import read_tasks
+
+    try:
+        return read_tasks(path)
+    except LoopError as exc:
+        finding = Finding(Level.ERROR, "tasks.unreadable", exc.message, exc.where, exc.hint)
+        return TaskList(path, (), (finding,), "none")
+
+
+def _analysed(tasks: TaskList) -> tuple[TaskList, DagReport]:
+    from the_loop.dag.analysis import analyze
+
+    return tasks, analyze(tasks)
 
 
 def _entry_line(path: Path, stamp: str) -> int | None:

@@ -123,9 +123,9 @@ def _artifact_action(report: ItemReport, kind: str) -> Action | None:
 
 def _implementation_action(report: ItemReport) -> Action:
     item_id = report.id
-    dag = report.dag
+    summary = report.summary  # not the whole graph: what status needs stays cheap
     done, total = report.counts
-    if dag is None or total == 0:
+    if summary is None or total == 0:
         return Action(
             "revise",
             "tasks.md lists no tasks: break the design into tasks",
@@ -155,8 +155,8 @@ def _implementation_action(report: ItemReport) -> Action:
             f"loop work-on {item_id}",
             "needs-review",
         )
-    if dag.next is None:
-        blocked = len(dag.unschedulable)
+    if summary.next is None:
+        blocked = summary.unschedulable
         return Action(
             "blocked",
             f"no task can start: {blocked} task(s) are blocked by a cycle or "
@@ -165,11 +165,10 @@ def _implementation_action(report: ItemReport) -> Action:
             "implementation",
             artifact="tasks",
         )
-    task = dag.task(dag.next)
     return Action(
         "implement",
-        f"implement task {task.id}: {task.title}",
+        f"implement task {summary.next}: {summary.next_title}",
         f"loop execute-tasks {item_id}",
         "implementation",
-        task=task.id,
+        task=summary.next,
     )

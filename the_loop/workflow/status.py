@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.checkpoint import resets
-from the_loop.checkpoint import transaction as checkpoint
+from the_loop.checkpoint.state_dir import journal_exists
 from the_loop.findings import counts
 from the_loop.log.execution_log import LogEntry
 from the_loop.spec.items import CHAIN
 from the_loop.spec.phase import PhaseState
-from the_loop.tasks import TaskState
+from the_loop.workflow.answer_limits import LIST_LIMIT, capped
 from the_loop.workflow.item_report import ItemReport, relative
 from the_loop.workflow.next_action import Action, next_action
-from the_loop.workflow.tick_evidence import TickProblem
+
+if TYPE_CHECKING:
+    from the_loop.workflow.tick_evidence import TickProblem
 
 
 @dataclass(frozen=True)
@@ -38,19 +42,25 @@ class ItemStatus:
     tasks_path: str = ""
     skipped_resets: int = 0  # resets the session went on without (closed as skipped)
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self, limit: int | None = LIST_LIMIT) -> dict[str, object]:
+        """The JSON answer; ``ready`` and ``inProgress`` hold at most ``limit`` ids (None: all)."""
+        tasks: dict[str, object] = {
+            "done": self.done,
+            "total": self.total,
+            "ready": capped(self.ready, limit),
+            "readyCount": len(self.ready),
+            "inProgress": capped(self.in_progress, limit),
+            "inProgressCount": len(self.in_progress),
+        }
+        if limit is not None and max(len(self.ready), len(self.in_progress)) > limit:
+            tasks["more"] = f"loop status {self.id} --json --full"
         return {
             "item": self.id,
             "title": self.title,
             "path": self.path,
             "phase": self.phase.to_json(),
             "artifacts": self.artifacts,
-            "tasks": {
-                "done": self.done,
-                "total": self.total,
-                "ready": list(self.ready),
-                "inProgress": list(self.in_progress),
-            },
+            "tasks": tasks,
             "next": self.action.to_json(),
             "resume": (
                 {
@@ -79,10 +89,8 @@ def item_status(report: ItemReport) -> ItemStatus:
             artifacts[report.locks[kind].path.name] = report.locks[kind].to_json()
     log = report.item.artifacts["execution-log"]
     artifacts[log.path.name] = {"artifact": log.path.name, "exists": log.exists}
-    dag = report.dag
-    tasks = report.tasks.tasks if report.tasks else ()
-    journal = checkpoint.pending(root)
-    interrupted = journal.plan.id if journal and journal.plan.item == report.id else None
+    summary = report.summary  # not the tasks themselves: a large plan loads in no time
+    interrupted = interrupted_checkpoint(root, report.id)
     done, total = report.counts
     return ItemStatus(
         id=report.id,
@@ -92,14 +100,24 @@ def item_status(report: ItemReport) -> ItemStatus:
         artifacts=artifacts,
         done=done,
         total=total,
-        ready=dag.ready if dag else (),
-        in_progress=tuple(t.id for t in tasks if t.state is TaskState.IN_PROGRESS),
+        ready=summary.ready if summary else (),
+        in_progress=summary.in_progress if summary else (),
         action=next_action(report),
         resume=report.last_entry,
         open_resets=tuple(resets.open_resets(root, report.id)),
         interrupted_checkpoint=interrupted,
-        finding_counts=counts(report.findings()),
+        finding_counts=counts(report.check()[0]),
         tick_problems=report.tick_problems,
         tasks_path=relative(report.item.artifacts["tasks"].path, root),
         skipped_resets=resets.skipped_count(root, report.id),
     )
+
+
+def interrupted_checkpoint(root: Path, item: str) -> str | None:
+    """The id of an interrupted checkpoint of ``item``, if its journal is on disk."""
+    if not journal_exists(root):
+        return None
+    from the_loop.checkpoint import transaction
+
+    journal = transaction.pending(root)
+    return journal.plan.id if journal and journal.plan.item == item else None

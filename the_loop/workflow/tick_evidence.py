@@ -18,14 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from the_loop.checkpoint import transaction as checkpoint
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level
-from the_loop.git.history import checkpoint_commits
-from the_loop.log.task_checkpoints import TaskCheckpoint
-from the_loop.tasks import Task, TaskState
+from the_loop.tasks import TaskState
 
 if TYPE_CHECKING:
+    from the_loop.log.task_checkpoints import TaskCheckpoint
+    from the_loop.tasks import Task
     from the_loop.workflow.item_report import ItemReport
 
 NO_CHECKPOINT = "no-checkpoint"
@@ -101,6 +100,11 @@ def tick_problems(report: ItemReport) -> list[TickProblem]:
 
 
 def _gone(report: ItemReport, committed: list[tuple[Task, TaskCheckpoint]]) -> list[TickProblem]:
+    # git and the checkpoint transaction are loaded only here: a read that finds
+    # no committed checkpoint to look up never needs them.
+    from the_loop.checkpoint import transaction as checkpoint
+    from the_loop.git.history import checkpoint_commits
+
     root = report.ctx.project.root
     in_history = checkpoint_commits(root)
     if in_history is None:
