@@ -31,7 +31,7 @@ from helpers.project import (
 from the_loop.checkpoint.lock import project_lock
 from the_loop.tasks import TaskState
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.campaign]
 
 WIDTH = 8
 ROUNDS = 20

@@ -38,7 +38,7 @@ from helpers.project import (
 
 from the_loop.tasks import TaskState
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.campaign]
 
 ERRNOS = ("ENOSPC", "EACCES", "EROFS")
 MAX_SKIP = 8

@@ -36,7 +36,7 @@ from the_loop.spec.requirements import parse_requirements, read_requirements
 from the_loop.spec.traceability import trace
 from the_loop.tasks import parse_tasks, read_tasks
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.campaign]
 
 INPUTS = 2_400
 CLI_SAMPLE = 60
