@@ -17,7 +17,7 @@ import pytest
 from ruamel.yaml import YAML
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
-SHARED = REPO_ROOT.parent / "shared"
+SHARED = (REPO_ROOT.parent / "shared").resolve()  # CI may lay it as a link
 CORPUS = SHARED / "corpus" / "the-loop-0.14.2"
 CORPUS_HEAD = SHARED / "corpus" / "the-loop-head-a"
 

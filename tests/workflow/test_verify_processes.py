@@ -92,5 +92,10 @@ def test_a_timed_out_test_is_stopped_with_its_children(
     assert result.exit_code == 1
     assert "timed out" in result.stderr
     assert elapsed < 15
+    # SIGKILL is delivered at once but a process takes a moment to exit: poll briefly
+    for _ in range(50):
+        if not processes_naming(f"sleep {seconds}"):
+            break
+        time.sleep(0.1)
     assert processes_naming(f"sleep {seconds}") == [], "the test's children outlived it"
     assert task_states(root)["1"] is TaskState.OPEN
