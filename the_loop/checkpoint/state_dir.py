@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from the_loop.config.loader import CONFIG_DIR
+from the_loop.config.state_folder import state_dir
 from the_loop.errors import StateError, UnusableInputError, Where
 from the_loop.io import atomic
 from the_loop.io.textfile import read_limited
@@ -29,38 +29,7 @@ def journal_exists(root: Path) -> bool:
     return (state_dir(root) / JOURNAL).exists()
 
 
-STATE = "state"
 DAMAGED = "damaged"
-
-
-def state_dir(root: Path, *, create: bool = False) -> Path:
-    """The state folder of the project at ``root`` (created on request)."""
-    folder = root / CONFIG_DIR / STATE
-    if create:
-        atomic.landing_place(folder)  # the lock, journal and records live here
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            ignore = folder / ".gitignore"
-            # Checked every time: without it, `git add -A` would commit the journal.
-            if not _ignores_all(ignore):
-                atomic.write_text(ignore, IGNORE_ALL)
-        except OSError as exc:
-            raise StateError(
-                f"cannot create loop's state folder: {exc.strerror}",
-                where=Where(folder),
-                hint="commands that change state need a writable project folder",
-            ) from exc
-    return folder
-
-
-IGNORE_ALL = "# loop's runtime state: never commit\n*\n"
-
-
-def _ignores_all(ignore: Path) -> bool:
-    try:
-        return "*" in ignore.read_text(errors="replace").split("\n")
-    except OSError:
-        return False
 
 
 _STATE_LIMIT = 16 * 1024 * 1024  # a journal holds one entry; anything bigger is damage

@@ -24,14 +24,16 @@ CACHE = "cache"
 def state_dir(root: Path, *, create: bool = False) -> Path:
     """The state folder of the project at ``root`` (created on request)."""
     folder = root / CONFIG_DIR / STATE
-    if create and not folder.is_dir():
+    if create:
+        from the_loop.io import atomic  # tempfile: only for commands that write
+
+        atomic.landing_place(folder)  # the lock, journal, records and cache live here
         try:
             folder.mkdir(parents=True, exist_ok=True)
             ignore = folder / ".gitignore"
-            if not ignore.exists():
-                from the_loop.io import atomic  # tempfile: only when the folder is made
-
-                atomic.write_text(ignore, "# loop's runtime state: never commit\n*\n")
+            # Checked every time: without it, `git add -A` would commit the journal.
+            if not _ignores_all(ignore):
+                atomic.write_text(ignore, IGNORE_ALL)
         except OSError as exc:
             raise StateError(
                 f"cannot create loop's state folder: {exc.strerror}",
@@ -39,6 +41,16 @@ def state_dir(root: Path, *, create: bool = False) -> Path:
                 hint="commands that change state need a writable project folder",
             ) from exc
     return folder
+
+
+IGNORE_ALL = "# loop's runtime state: never commit\n*\n"
+
+
+def _ignores_all(ignore: Path) -> bool:
+    try:
+        return "*" in ignore.read_text(errors="replace").split("\n")
+    except OSError:
+        return False
 
 
 @cache
