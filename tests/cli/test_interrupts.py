@@ -22,6 +22,7 @@ from pathlib import Path
 
 import click
 import pytest
+from helpers import processes_naming
 from helpers.project import (
     NEXT,
     Spec,
@@ -170,22 +171,6 @@ def test_ctrl_c_at_random_points_of_a_checkpoint_loses_nothing(
 
 def commits_with_any_checkpoint(root: Path) -> list[str]:
     return [m for m in commits(root) if "Loop-Checkpoint: " in m]
-
-
-def processes_naming(text: str) -> list[int]:
-    """Pids of live processes whose command line contains ``text``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            state = (entry / "stat").read_text().split(") ", 1)[1][:1]
-        except OSError:
-            continue
-        if text in cmdline and state != "Z":
-            found.append(int(entry.name))
-    return found
 
 
 def test_ctrl_c_while_a_verify_test_runs_exits_130_and_stops_the_test(

@@ -90,6 +90,22 @@ def invoke(
     return Result(res.exit_code, res.stdout, res.stderr)
 
 
+def processes_naming(text: str) -> list[int]:
+    """Pids of live (not zombie) processes whose command line contains ``text``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (entry / "stat").read_text().split(") ", 1)[1][:1]
+        except OSError:
+            continue
+        if text in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
 def requires_corpus() -> pytest.MarkDecorator:
     """Skip, with a visible reason, when ``../shared/corpus`` is not beside the clone."""
     return pytest.mark.skipif(

@@ -16,27 +16,12 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import processes_naming
 from helpers.project import Spec, entries_for, project_copy, run, task_states
 
 from the_loop.tasks import TaskState
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc")
-
-
-def processes_naming(text: str) -> list[int]:
-    """Pids of live (not zombie) processes whose command line contains ``text``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            state = (entry / "stat").read_text().split(") ", 1)[1][:1]
-        except OSError:
-            continue
-        if text in cmdline and state != "Z":
-            found.append(int(entry.name))
-    return found
 
 
 def unique_sleep() -> str:
