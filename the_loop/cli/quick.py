@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING
 
+# Not `typing.TYPE_CHECKING`, nor pathlib: each would cost more start-up than a
+# kept answer (the_loop.cli.answer_memo) takes to print.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from the_loop.cli.answer_memo import Kept
     from the_loop.cli.item_answers import Answer
 
 # command: (options it takes after its name, whether its ID is required)
@@ -39,7 +41,7 @@ class _Line:
     """A command line in the plain form the quick path answers."""
 
     def __init__(self) -> None:
-        self.repo: Path | None = None
+        self.repo: str | None = None
         self.no_cache = False
         self.command = ""
         self.item: str | None = None
@@ -57,9 +59,9 @@ def parse(argv: list[str]) -> _Line | None:
             value = next(args, None)
             if value is None or value.startswith("-"):
                 return None
-            line.repo = Path(value)
+            line.repo = value
         elif arg.startswith("--repo=") and len(arg) > len("--repo="):
-            line.repo = Path(arg[len("--repo=") :])
+            line.repo = arg[len("--repo=") :]
         elif arg in _COMMANDS:
             line.command = arg
             break
@@ -87,47 +89,67 @@ def run(argv: list[str]) -> int | None:
     if line is None or sys.stdout.isatty():
         return None
     try:
-        answer = _answer(line)
+        kept = _kept_or_computed(argv, line)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return 130
     except Exception:  # a usage error, a bad file, a bug: click reports it, as always
         return None
-    from the_loop.cli.text import strip_ansi
-
+    out, before, after, code = kept
     try:
-        _err(answer.notes)
-        sys.stdout.write(strip_ansi(answer.text))
+        _err(before)
+        sys.stdout.write(out)
         sys.stdout.flush()
-        _err(answer.errors)
+        _err(after)
     except BrokenPipeError:
         # The reader went away (`loop graph --json | head`); nothing left to say.
         sys.stderr.close()
         return 1
-    return answer.exit
+    return code
+
+
+def _kept_or_computed(argv: list[str], line: _Line) -> Kept:
+    """The kept answer while its inputs hold; else computed (and kept when it may be)."""
+    from the_loop.cli.answer_memo import Memo
+
+    try:
+        memo = None if line.no_cache else Memo.find(argv, line.repo)
+    except OSError:
+        memo = None
+    if memo is None:
+        return _printed(line)
+    return memo.load() or memo.compute(lambda: _printed(line))
+
+
+def _printed(line: _Line) -> Kept:
+    """What the command prints: stdout, stderr before and after it, and the exit code."""
+    from the_loop.cli.text import strip_ansi
+
+    answer = _answer(line)
+    plain_err = bool(os.environ.get("NO_COLOR")) or not sys.stderr.isatty()
+    notes, errors = (strip_ansi(t) if plain_err else t for t in (answer.notes, answer.errors))
+    return strip_ansi(answer.text), notes, errors, answer.exit
 
 
 def _err(text: str) -> None:
-    """``text`` on stderr as ``click.echo(err=True)`` prints it (colour only on a terminal)."""
+    """``text`` on stderr as ``click.echo(err=True)`` prints it."""
     if not text:
         return
-    from the_loop.cli.text import strip_ansi
-
-    if os.environ.get("NO_COLOR") or not sys.stderr.isatty():
-        text = strip_ansi(text)
     sys.stdout.flush()  # what came before on stdout stays before
     sys.stderr.write(text)
     sys.stderr.flush()
 
 
 def _answer(line: _Line) -> Answer:
+    from pathlib import Path
+
     from the_loop.cli import item_answers
     from the_loop.config.project_root import find_project_root
     from the_loop.io import content_cache
 
     content_cache.switch_off(line.no_cache)
     cwd = Path.cwd()
-    root = find_project_root(cwd, line.repo)
+    root = find_project_root(cwd, None if line.repo is None else Path(line.repo))
     flags, item = line.flags, line.item
     as_json = "--json" in flags
     if line.command == "status":

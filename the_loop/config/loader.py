@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from the_loop.config import schema
+from the_loop.config.root_search import CONFIG_DIR
 from the_loop.errors import ConfigError, UnusableInputError, Where
 from the_loop.findings import Finding, Level, failing, sorted_findings
 from the_loop.io import yamlio
 from the_loop.io.content_cache import ContentCache
 from the_loop.io.textfile import CONFIG_LIMIT, decode_utf8, read_limited
 
-CONFIG_DIR = ".the-loop"
 CONFIG_FILE = "config.yaml"
 # The upstream format's name for the same file; read where config.yaml is absent.
 UPSTREAM_CONFIG_FILE = "harness-config.yaml"

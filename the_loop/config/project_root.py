@@ -9,9 +9,10 @@ home folder never counts by accident: other tools keep a ``~/.the-loop/``.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from the_loop.config.loader import CONFIG_DIR
+from the_loop.config.root_search import search
 from the_loop.errors import UsageError
 
 
@@ -22,11 +23,4 @@ def find_project_root(start: Path, explicit: Path | None = None) -> Path:
         if not root.is_dir():
             raise UsageError(f"--repo: {explicit} is not a folder")
         return root.resolve()
-    here = start.resolve()
-    home = Path.home().resolve()
-    for folder in (here, *here.parents):
-        if (folder / CONFIG_DIR).is_dir() and (folder != home or here == home):
-            return folder
-        if (folder / ".git").exists():
-            return folder
-    return here
+    return Path(search(os.path.realpath(start)))
