@@ -318,8 +318,8 @@ class _Recording:
             self.refuse(event)
 
     def _opened(self, path: object, mode: object, flags: object) -> None:
-        if isinstance(path, int):
-            return  # an open descriptor: its path was seen when it was opened
+        if isinstance(path, int) or path == os.devnull:
+            return  # a descriptor (its path was seen when opened), or nothing at all
         writes = (isinstance(flags, int) and flags & _WRITE_FLAGS) or (
             isinstance(mode, str) and any(c in mode for c in "wax+")
         )
