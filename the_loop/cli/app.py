@@ -127,7 +127,7 @@ class LoopGroup(click.Group):
                         json_output=json_output,
                     )
                 finally:
-                    _report_recoveries()
+                    report_recoveries()
                     if _AS_PROCESS:
                         # The command is over: a Ctrl-C from here on would only turn its
                         # exit status into death by the signal.
@@ -209,7 +209,7 @@ def cli(
     ctx.obj = Env(cwd=Path.cwd(), repo_option=repo, json=json_output, debug=debug)
 
 
-def _report_recoveries() -> None:
+def report_recoveries() -> None:
     """Say so when this command finished a checkpoint an earlier one left behind."""
     if "the_loop.checkpoint.transaction" not in sys.modules:
         return  # nothing that could recover ran

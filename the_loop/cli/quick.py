@@ -85,6 +85,10 @@ def parse(argv: list[str]) -> _Line | None:
 
 def run(argv: list[str]) -> int | None:
     """Print the answer to ``argv`` and return the exit code; None: click must handle it."""
+    if argv[:1] == ["hook"]:
+        from the_loop.cli.hook_quick import run as run_hook
+
+        return run_hook(argv)
     line = parse(argv)
     if line is None or sys.stdout.isatty():
         return None
