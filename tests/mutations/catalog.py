@@ -448,4 +448,21 @@ MUTATIONS: tuple[Mutation, ...] = (
         function="last_entry",
         body="return None",
     ),
+    # ---- kept answers
+    Mutation(
+        "kept-answer-never-checked",
+        "a kept answer is printed without checking the files it was computed from",
+        "the_loop/cli/answer_memo.py",
+        ("tests/cli/test_answer_memo.py",),
+        function="_signature",
+        body="return None if size == 0 else (0,) * size",
+    ),
+    Mutation(
+        "kept-answer-blind-to-listings",
+        "a new work item does not invalidate a kept `status --all`",
+        "the_loop/cli/answer_memo.py",
+        ("tests/cli/test_answer_memo.py",),
+        old='elif event in ("os.listdir", "os.scandir"):',
+        new='elif event in ("os.listdir-ignored",):',
+    ),
 )
