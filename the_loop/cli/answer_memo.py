@@ -62,6 +62,7 @@ if TYPE_CHECKING:
 FORMAT = 1  # bump when the kept file's layout or the key changes
 SUFFIX = ".answer"
 MAX_KEPT = 256
+MAX_BYTES = 64 * 1024 * 1024  # all kept answers together (a 100k-task graph is megabytes)
 RACY_NS = 2_000_000_000
 _VOLATILE_ENV = frozenset({"_", "OLDPWD", "SHLVL", "PWD"})
 _STDLIB = os.path.dirname(os.__file__) + os.sep
@@ -378,13 +379,15 @@ _IMPORTING = frozenset({"importlib._bootstrap", "importlib._bootstrap_external",
 
 
 def _prune(folder: str) -> None:
-    """Keep the newest :data:`MAX_KEPT` answers."""
+    """Keep the newest answers, at most :data:`MAX_KEPT` of them and :data:`MAX_BYTES`."""
     with os.scandir(folder) as found:
-        entries = [(e.stat().st_mtime_ns, e.path) for e in found if e.name.endswith(SUFFIX)]
-    if len(entries) <= MAX_KEPT:
-        return
-    for _mtime, path in sorted(entries)[: len(entries) - MAX_KEPT]:
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
+        entries = [(e.stat(), e.path) for e in found if e.name.endswith(SUFFIX)]
+    entries.sort(key=lambda entry: entry[0].st_mtime_ns, reverse=True)
+    total = 0
+    for count, (found_stat, path) in enumerate(entries, 1):
+        total += found_stat.st_size
+        if count > MAX_KEPT or (total > MAX_BYTES and count > 1):
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
