@@ -512,7 +512,10 @@ def test_an_explicit_sh_c_needs_no_setting(
 # ------------------------------------------------------------------ 6. one reset per boundary
 
 
-def test_the_last_task_checkpoint_is_the_one_reset_for_both_boundaries(project: Path) -> None:
+def test_the_last_task_checkpoint_is_the_one_reset_for_both_boundaries(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LOOP_NOW", "2026-11-30T12:00Z")  # the transition row carries the day
     ok(project, *done("1"))
     ok(project, *done("3"))
 
