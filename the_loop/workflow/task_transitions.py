@@ -23,9 +23,7 @@ from the_loop.spec.project import ItemContext
 from the_loop.tasks import Task, TaskState, set_state
 from the_loop.workflow import tick_evidence
 from the_loop.workflow.item_report import ItemReport, fresh_report
-from the_loop.workflow.next_action import next_action
 from the_loop.workflow.next_step import concrete_did, concrete_next
-from the_loop.workflow.session_reading import session_pressure
 from the_loop.workflow.task_tests import TestRun, Verification, plan_test
 
 
@@ -50,6 +48,8 @@ def _require_executable(report: ItemReport) -> None:
     if not lock.locked:
         # The first step that will succeed: approving tasks.md is refused while an
         # upstream artifact is stale, so the hint names the chain's first open step.
+        from the_loop.workflow.next_action import next_action  # only for this refusal
+
         action = next_action(report)
         raise RefusedError(
             f"tasks.md is {lock.label}: tasks run only against a locked task list",
@@ -295,6 +295,9 @@ def mid_task(
     did = concrete_did(did)
     found = None
     if tokens is None and window is None and percent is None:
+        # Transcript reading (the telemetry package) only when no numbers were given.
+        from the_loop.workflow.session_reading import session_pressure
+
         found = session_pressure(ctx.project.root, session)
         tokens, window, percent = found.tokens, found.window, found.percent
     reading = pressure_verdict(
