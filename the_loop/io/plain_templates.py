@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
 
 from the_loop.io.resources import resource_dir
@@ -33,18 +32,10 @@ SHIPPED = frozenset({"log-entry.md.j2", "commit-message.txt.j2"})
 
 # A tag, or the start of one this renderer does not take. A block tag is taken only
 # as a whole line (lstrip_blocks drops the indent before it, trim_blocks the newline).
+# (One pattern, and plain tuples below: this module loads on every checkpoint.)
 _TAG = re.compile(
-    r"\{\{(?P<expr>[^{}]*)\}\}"
-    r"|^[ \t]*\{%(?P<stmt>[^{}%]*)%\}(?:\n|\Z)"
-    r"|[{}]",
-    re.MULTILINE,
+    r"\{\{(?P<expr>[^{}]*)\}\}|^[ \t]*\{%(?P<stmt>[^{}%\n]*)%\}(?:\n|\Z)|[{}]", re.MULTILINE
 )
-_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-_VARIABLE = re.compile(rf" *({_NAME}) *")
-_INDENT = re.compile(r" *indent\( *([0-9]+) *\) *")
-_JOIN = re.compile(r" *join\( *'([^'\\{}]*)' *\) *")
-_IF = re.compile(rf" *if +({_NAME})(?: +is +defined +and +({_NAME}))? *")
-_ENDIF = re.compile(r" *endif *")
 # Names Jinja reads as literals or operators, never as a variable of the context.
 _KEYWORDS = frozenset(
     {"true", "false", "none", "True", "False", "None", "and", "or", "not", "in", "is", "if"}
@@ -56,26 +47,12 @@ class _Unsupported(Exception):
     """The template (or a value given to it) is outside the subset: Jinja renders it."""
 
 
-@dataclass(frozen=True)
-class _Output:
-    """``{{ name | filter … }}``: the filters as (name, argument) in order."""
-
-    name: str
-    filters: tuple[tuple[str, str | int], ...]
-
-
-@dataclass(frozen=True)
-class _If:
-    name: str
-    defined_test: bool  # ``name is defined and name``: an absent name is false
-
-
-@dataclass(frozen=True)
-class _EndIf:
-    pass
-
-
-_Piece = str | _Output | _If | _EndIf
+# The pieces of a compiled template:
+#   ("text", text)
+#   ("out", name, ((filter, argument), ...))   {{ name | filter(argument) … }}
+#   ("if", name, defined_test)                 defined_test: `name is defined and name`
+#   ("endif",)
+_Piece = tuple[object, ...]
 
 
 def render_shipped(name: str, context: Mapping[str, object]) -> str | None:
@@ -95,7 +72,7 @@ def render_source(source: str, context: Mapping[str, object]) -> str | None:
     """A user's template string (no blocks, no filters) rendered, or None for Jinja."""
     try:
         program = _compiled(source, blocks=False)
-        if any(isinstance(p, _Output) and p.filters for p in program):
+        if any(piece[0] == "out" and piece[2] for piece in program):
             return None  # the sandbox's filters are Jinja's to apply
         return _run(program, context)
     except _Unsupported:
@@ -122,13 +99,13 @@ def _compiled(source: str, *, blocks: bool) -> tuple[_Piece, ...]:
     at = 0
     for match in _TAG.finditer(source):
         if match.start() > at:
-            pieces.append(source[at : match.start()])
+            pieces.append(("text", source[at : match.start()]))
         at = match.end()
         if match.group("expr") is not None:
             pieces.append(_output(match.group("expr")))
         elif match.group("stmt") is not None and blocks:
             piece = _statement(match.group("stmt"))
-            depth += 1 if isinstance(piece, _If) else -1
+            depth += 1 if piece[0] == "if" else -1
             if depth < 0:
                 raise _Unsupported
             pieces.append(piece)
@@ -137,74 +114,92 @@ def _compiled(source: str, *, blocks: bool) -> tuple[_Piece, ...]:
     if depth:
         raise _Unsupported
     if at < len(source):
-        pieces.append(source[at:])
+        pieces.append(("text", source[at:]))
     return tuple(pieces)
 
 
-def _output(expr: str) -> _Output:
+def _output(expr: str) -> _Piece:
     first, *rest = expr.split("|")
     name = _variable(first)
     filters: list[tuple[str, str | int]] = []
-    for part in rest:
-        if indent := _INDENT.fullmatch(part):
-            filters.append(("indent", int(indent.group(1))))
-        elif join := _JOIN.fullmatch(part):
-            filters.append(("join", join.group(1)))
-        else:
-            raise _Unsupported
-    return _Output(name, tuple(filters))
+    for part in (p.strip() for p in rest):
+        argument = _call(part, "indent")
+        if argument is not None and argument.isascii() and argument.isdigit():
+            filters.append(("indent", int(argument)))
+            continue
+        argument = _call(part, "join")
+        quoted = argument is not None and len(argument) >= 2 and argument[0] == argument[-1] == "'"
+        if argument is not None and quoted and not _special(argument[1:-1]):
+            filters.append(("join", argument[1:-1]))
+            continue
+        raise _Unsupported
+    return ("out", name, tuple(filters))
 
 
-def _statement(stmt: str) -> _If | _EndIf:
-    if _ENDIF.fullmatch(stmt):
-        return _EndIf()
-    found = _IF.fullmatch(stmt)
-    if found is None:
-        raise _Unsupported
-    name = _variable(found.group(1))
-    if found.group(2) is not None and found.group(2) != name:
-        raise _Unsupported
-    return _If(name, defined_test=found.group(2) is not None)
+def _call(text: str, name: str) -> str | None:
+    """The argument of ``name(argument)`` (blanks around it dropped), or None."""
+    if text.startswith(name + "(") and text.endswith(")"):
+        return text[len(name) + 1 : -1].strip()
+    return None
+
+
+def _special(text: str) -> bool:
+    """Whether a string literal holds what Jinja would read otherwise (an escape, a quote)."""
+    return any(c in text for c in "'\\{}") or not text.isprintable()
+
+
+def _statement(stmt: str) -> _Piece:
+    words = stmt.split()
+    if words == ["endif"]:
+        return ("endif",)
+    if len(words) == 2 and words[0] == "if":
+        return ("if", _variable(words[1]), False)
+    if len(words) == 6 and words[0] == "if" and words[2:5] == ["is", "defined", "and"]:
+        if words[5] == words[1]:
+            return ("if", _variable(words[1]), True)
+    raise _Unsupported
 
 
 def _variable(text: str) -> str:
-    found = _VARIABLE.fullmatch(text)
-    if found is None or found.group(1) in _KEYWORDS:
+    name = text.strip(" ")
+    if not (name.isascii() and name.isidentifier()) or name in _KEYWORDS:
         raise _Unsupported
-    return found.group(1)
+    return name
 
 
 def _run(program: tuple[_Piece, ...], context: Mapping[str, object]) -> str:
     out: list[str] = []
     shown: list[bool] = []  # one per open if: whether its body is rendered
     for piece in program:
-        if isinstance(piece, _If):
-            shown.append(all(shown) and _true(piece, context))
-        elif isinstance(piece, _EndIf):
+        kind = piece[0]
+        if kind == "if":
+            shown.append(all(shown) and _true(str(piece[1]), bool(piece[2]), context))
+        elif kind == "endif":
             shown.pop()
         elif not all(shown):
             continue
-        elif isinstance(piece, str):
-            out.append(piece)
+        elif kind == "text":
+            out.append(str(piece[1]))
         else:
             out.append(_value(piece, context))
     return "".join(out)
 
 
-def _true(test: _If, context: Mapping[str, object]) -> bool:
-    if test.name not in context:
-        if test.defined_test:
+def _true(name: str, defined_test: bool, context: Mapping[str, object]) -> bool:
+    if name not in context:
+        if defined_test:
             return False
         raise _Unsupported  # Jinja's strict undefined raises; let it say so
-    return bool(context[test.name])
+    return bool(context[name])
 
 
-def _value(output: _Output, context: Mapping[str, object]) -> str:
-    if output.name not in context:
+def _value(piece: _Piece, context: Mapping[str, object]) -> str:
+    _, name, filters = piece
+    if name not in context:
         raise _Unsupported
-    value = context[output.name]
-    for name, argument in output.filters:
-        if name == "join":
+    value = context[str(name)]
+    for filter_name, argument in filters:  # type: ignore[attr-defined]
+        if filter_name == "join":
             if type(value) not in (list, tuple):
                 raise _Unsupported
             items = list(value)  # type: ignore[call-overload]
