@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from the_loop.checkpoint import plans, sessions
 from the_loop.checkpoint import transaction as checkpoint
@@ -24,7 +25,9 @@ from the_loop.tasks import Task, TaskState, set_state
 from the_loop.workflow import tick_evidence
 from the_loop.workflow.item_report import ItemReport, fresh_report
 from the_loop.workflow.next_step import concrete_did, concrete_next
-from the_loop.workflow.task_tests import TestRun, Verification, plan_test
+
+if TYPE_CHECKING:
+    from the_loop.workflow.task_tests import TestRun, Verification
 
 
 def _task(report: ItemReport, task_id: str) -> Task:
@@ -149,7 +152,11 @@ def prepare_done(
         next_step = concrete_next(next_step, report, finishing=task.id)
         _require_executable(report)
         _require_finishable(report, task, adopt)
-        test = plan_test(report, task) if verify else None
+        test = None
+        if verify:
+            from the_loop.workflow.task_tests import plan_test  # only when a test is to run
+
+            test = plan_test(report, task)
     return DoneRequest(task.id, did, next_step, adopt, test)
 
 
