@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from the_loop.checkpoint import plans, sessions
+from the_loop.checkpoint import plans
 from the_loop.checkpoint import transaction as checkpoint
 from the_loop.checkpoint.policy import (
     Boundary,
@@ -101,6 +101,9 @@ def start_task(ctx: ItemContext, task_id: str, *, session: str | None = None) ->
     ``session`` (the agent's) is recorded as the task's owner, so the Stop hook
     knows whose unsaved work it is.
     """
+    # Loaded before anything changes; `task done` given --session never needs it.
+    from the_loop.checkpoint import sessions
+
     with checkpoint.locked(ctx.project.root):
         report = fresh_report(ctx)
         _require_executable(report)
