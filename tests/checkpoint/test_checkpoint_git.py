@@ -440,6 +440,27 @@ def test_task_done_starts_at_most_six_git_processes(project: Path, tmp_path: Pat
     assert "src.txt" in git(project, "show", "--name-only", "--format=", "HEAD")
 
 
+def test_task_done_loads_neither_jinja_nor_the_transcript_readers(project: Path) -> None:
+    """What a plain task done imports: its templates render without Jinja, and the
+    telemetry readers and the task-test runner serve other paths (import costs, not time)."""
+    from helpers.project import process
+
+    (project / "src.txt").write_text("the work of task 1\n")
+
+    done = process(project, *DONE_1, "--session", "s-1", env={"PYTHONPROFILEIMPORTTIME": "1"})
+
+    assert done.returncode == 0, done.stderr
+    imported = {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert "the_loop.checkpoint.transaction" in imported  # the profile did list the imports
+    unwanted = ("jinja2", "the_loop.telemetry", "the_loop.workflow.task_tests")
+    assert not [name for name in imported if name.startswith(unwanted)]
+    assert "the_loop.checkpoint.sessions" not in imported  # --session given: no lookup
+
+
 def test_a_hanging_hook_is_stopped_and_the_checkpoint_rolled_back(project: Path) -> None:
     """checkpoint.hookTimeoutSeconds bounds git commit and its hooks; the lock is released."""
     import time

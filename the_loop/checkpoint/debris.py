@@ -14,6 +14,7 @@ writes, and a staging folder that holds nothing but artifact files.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import shutil
 from collections.abc import Iterator
@@ -58,19 +59,19 @@ def _candidates(root: Path, spec_root: Path | None) -> Iterator[Path]:
     folders = [root / CONFIG_DIR, state, state / "resets"]
     if spec_root is not None and spec_root.is_dir() and not spec_root.is_symlink():
         folders.append(spec_root)
-        folders.extend(_children(spec_root, dirs=True))
+        folders.extend(spec_root / name for name in _children(spec_root, dirs=True))
     for folder in folders:
-        for path in _children(folder, dirs=False):
-            if _is_temp_of_ours(path):
-                yield path
+        for name in _children(folder, dirs=False):
+            if _is_temp_of_ours(name):
+                yield folder / name
     if spec_root is not None:
-        for path in _children(spec_root, dirs=True):
-            if _STAGING.match(path.name) and _only_artifacts(path):
-                yield path
+        for name in _children(spec_root, dirs=True):
+            if _STAGING.match(name) and _only_artifacts(spec_root / name):
+                yield spec_root / name
 
 
-def _is_temp_of_ours(path: Path) -> bool:
-    match = TEMP_NAME.match(path.name)
+def _is_temp_of_ours(file_name: str) -> bool:
+    match = TEMP_NAME.match(file_name)
     if match is None:
         return False
     name = match["name"]
@@ -79,19 +80,23 @@ def _is_temp_of_ours(path: Path) -> bool:
 
 def _only_artifacts(folder: Path) -> bool:
     return all(
-        child.name in _WRITTEN or _is_temp_of_ours(child) for child in _children(folder, dirs=False)
+        name in _WRITTEN or _is_temp_of_ours(name) for name in _children(folder, dirs=False)
     ) and not list(_children(folder, dirs=True))
 
 
-def _children(folder: Path, *, dirs: bool) -> Iterator[Path]:
+def _children(folder: Path, *, dirs: bool) -> Iterator[str]:
+    """The names of ``folder``'s folders (``dirs``) or of its other entries."""
+    # scandir knows each entry's type from the directory itself: no stat per entry,
+    # and names rather than paths (the reset records grow by one a checkpoint).
     try:
-        entries = list(folder.iterdir())
+        with os.scandir(folder) as listing:
+            entries = list(listing)
     except OSError:
         return
     for entry in entries:
         try:
-            is_dir = entry.is_dir() and not entry.is_symlink()
+            is_dir = entry.is_dir(follow_symlinks=False)  # a link to a folder is not one
         except OSError:
             continue
         if is_dir == dirs:
-            yield entry
+            yield entry.name

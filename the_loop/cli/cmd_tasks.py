@@ -99,7 +99,6 @@ def done(
     """
     from the_loop.cli.progress import showing_run
     from the_loop.spec.project import open_item
-    from the_loop.workflow.task_tests import run_test
     from the_loop.workflow.task_transitions import done_task, prepare_done
 
     ctx = open_item(env.root, item_ref, cwd=env.cwd)
@@ -113,6 +112,8 @@ def done(
     )
     verification = None
     if request.test is not None:
+        from the_loop.workflow.task_tests import run_test  # only when a test runs
+
         with showing_run(request.test.shown):
             verification = run_test(request.test)
     outcome = done_task(

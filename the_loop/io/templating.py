@@ -11,6 +11,7 @@ from functools import cache
 from typing import Any
 
 from the_loop.errors import TemplateError
+from the_loop.io.plain_templates import render_shipped, render_source
 from the_loop.io.resources import resource_dir
 
 
@@ -41,6 +42,10 @@ def _environment() -> Any:
 
 def render(name: str, **context: Any) -> str:
     """Render the shipped template ``name`` with ``context``."""
+    # The checkpoint's own templates need no Jinja (a tenth of a `task done`).
+    plain = render_shipped(name, context)
+    if plain is not None:
+        return plain
     import jinja2
 
     try:
@@ -59,6 +64,10 @@ def render_string(source: str, *, what: str, **context: Any) -> str:
     template can neither reach files nor spend minutes computing; every failure
     is a ``TemplateError``.
     """
+    # The usual subject template only puts names in place: no Jinja needed for it.
+    plain = render_source(source, context)
+    if plain is not None:
+        return plain
     import jinja2
 
     env = _sandbox()

@@ -56,13 +56,24 @@ class LogCheckpoints:
 NONE = LogCheckpoints(False, {})
 
 
+# The last text scanned and what it holds: a ``task done`` reads the log in two
+# reports (its quick checks, then under the checkpoint's lock); the file is read
+# afresh each time, and only an identical text skips the scan.
+_last: tuple[str, LogCheckpoints] | None = None
+
+
 def read_task_checkpoints(path: Path) -> LogCheckpoints:
     """Scan the log at ``path``; an absent or unreadable log records nothing."""
+    global _last
     try:
         text = path.read_bytes().decode("utf-8", errors="replace")
     except OSError:
         return NONE
-    return scan_task_checkpoints(text)
+    if _last is not None and _last[0] == text:
+        return _last[1]
+    found = scan_task_checkpoints(text)
+    _last = (text, found)
+    return found
 
 
 def scan_task_checkpoints(text: str) -> LogCheckpoints:

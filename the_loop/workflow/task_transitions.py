@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from the_loop.checkpoint import plans, sessions
+from the_loop.checkpoint import plans
 from the_loop.checkpoint import transaction as checkpoint
 from the_loop.checkpoint.policy import (
     Boundary,
@@ -23,10 +24,10 @@ from the_loop.spec.project import ItemContext
 from the_loop.tasks import Task, TaskState, set_state
 from the_loop.workflow import tick_evidence
 from the_loop.workflow.item_report import ItemReport, fresh_report
-from the_loop.workflow.next_action import next_action
 from the_loop.workflow.next_step import concrete_did, concrete_next
-from the_loop.workflow.session_reading import session_pressure
-from the_loop.workflow.task_tests import TestRun, Verification, plan_test
+
+if TYPE_CHECKING:
+    from the_loop.workflow.task_tests import TestRun, Verification
 
 
 def _task(report: ItemReport, task_id: str) -> Task:
@@ -50,6 +51,8 @@ def _require_executable(report: ItemReport) -> None:
     if not lock.locked:
         # The first step that will succeed: approving tasks.md is refused while an
         # upstream artifact is stale, so the hint names the chain's first open step.
+        from the_loop.workflow.next_action import next_action  # only for this refusal
+
         action = next_action(report)
         raise RefusedError(
             f"tasks.md is {lock.label}: tasks run only against a locked task list",
@@ -98,6 +101,9 @@ def start_task(ctx: ItemContext, task_id: str, *, session: str | None = None) ->
     ``session`` (the agent's) is recorded as the task's owner, so the Stop hook
     knows whose unsaved work it is.
     """
+    # Loaded before anything changes; `task done` given --session never needs it.
+    from the_loop.checkpoint import sessions
+
     with checkpoint.locked(ctx.project.root):
         report = fresh_report(ctx)
         _require_executable(report)
@@ -149,7 +155,11 @@ def prepare_done(
         next_step = concrete_next(next_step, report, finishing=task.id)
         _require_executable(report)
         _require_finishable(report, task, adopt)
-        test = plan_test(report, task) if verify else None
+        test = None
+        if verify:
+            from the_loop.workflow.task_tests import plan_test  # only when a test is to run
+
+            test = plan_test(report, task)
     return DoneRequest(task.id, did, next_step, adopt, test)
 
 
@@ -295,6 +305,9 @@ def mid_task(
     did = concrete_did(did)
     found = None
     if tokens is None and window is None and percent is None:
+        # Transcript reading (the telemetry package) only when no numbers were given.
+        from the_loop.workflow.session_reading import session_pressure
+
         found = session_pressure(ctx.project.root, session)
         tokens, window, percent = found.tokens, found.window, found.percent
     reading = pressure_verdict(
