@@ -73,6 +73,7 @@ from typing import Literal
 from the_loop.errors import UnusableInputError, Where
 from the_loop.findings import Finding, Level, sorted_findings
 from the_loop.io.fences import closes_fence, open_fence
+from the_loop.io.lazy_re import compile_on_use
 from the_loop.io.textfile import SPEC_LIMIT, read_limited
 
 Kind = Literal["requirements", "bugfix"]
@@ -296,8 +297,8 @@ _ACCEPTANCE_PARAGRAPH = re.compile(
 _NON_FUNCTIONAL_HEADING = re.compile(r"(?i:non[- ]?functional)|\bNFRs?\b")
 _NUMBERED = re.compile(r"^([0-9]{1,9})[.)](?:[ \t]+(.*))?$")
 _BULLET = re.compile(r"^[-*+][ \t]+(.*)$")
-_TABLE_ROW = re.compile(r"^\|(.*)\|[ \t]*$")
-_TABLE_RULE = re.compile(r"^[ \t|:-]+$")
+_TABLE_ROW = compile_on_use(r"^\|(.*)\|[ \t]*$")
+_TABLE_RULE = compile_on_use(r"^[ \t|:-]+$")
 _LABEL = re.compile(r"^\*\*(?P<inner>[^*]+?)\*\*(?P<after>.*)$")
 _ID_TOKEN = re.compile(rf"^(?:(?P<family>[A-Z]{{1,5}})-?)?(?P<num>{_ID_NUMBER})$")
 _LABEL_LIKE = re.compile(r"^(?:[A-Z]{1,5}-?[0-9]|[0-9]+\.[0-9])")

@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level
+from the_loop.io.lazy_re import compile_on_use
 from the_loop.tasks.model import STATE_OF_MARK, Task, TaskState, new_task
 from the_loop.tasks.values import (
     ALL,
@@ -170,7 +171,7 @@ def _leading_number(task_id: str | None) -> int:
 # Assembling one task
 
 _PLAIN_HEAD_RE = re.compile(r"([Tt]?)([0-9]{1,9})[.):][ \t]+([^*]*)$")
-_FIELD_RE = re.compile(
+_FIELD_RE = compile_on_use(
     r"(?<![\w*])(?P<open>\*\*|\*|_)"
     r"(?P<key>depends(?:[ -]on)?|dependencies|blocked[ -]by|requirements?|reqs?|refs?"
     r"|covers|satisfies|implements|traces(?:[ \t]to)?|tests?)"
@@ -179,7 +180,7 @@ _FIELD_RE = re.compile(
 )
 # Without emphasis only the exact keys count: a detail such as "Dependencies:
 # add ruamel" is about packages, not tasks.
-_PLAIN_FIELD_RE = re.compile(
+_PLAIN_FIELD_RE = compile_on_use(
     r"(?P<open>)(?P<key>depends[ -]on|blocked[ -]by|requirements|covers|test)[ \t]*:(?P<inner>)",
     re.IGNORECASE,
 )
@@ -194,9 +195,9 @@ _CLAUSE_RE = re.compile(
     r"[ \t]*(?P<colon>:)?[ \t]*",
     re.IGNORECASE,
 )
-_CLAUSE_END_RE = re.compile(r"[.;](?![0-9A-Za-z])|[ \t][—–·|][ \t]|\*\(|(?<![\w])_\(")
+_CLAUSE_END_RE = compile_on_use(r"[.;](?![0-9A-Za-z])|[ \t][—–·|][ \t]|\*\(|(?<![\w])_\(")
 _SENTENCE_BREAKS = ".;:—–·|(!?"
-_CODE_RE = re.compile(r"`+[^`]*`+")
+_CODE_RE = compile_on_use(r"`+[^`]*`+")
 _MAX_CLAUSE = 200
 
 

@@ -29,12 +29,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from the_loop.findings import Level
-from the_loop.tasks import mermaid
 from the_loop.tasks.assembly import Context, show_ids
 from the_loop.tasks.model import Task
 from the_loop.tasks.prose_dag import ProseDag
+
+if TYPE_CHECKING:
+    from the_loop.tasks import mermaid  # its classes and patterns load with a flowchart
 
 # Ancestor searches made while comparing sources, at most (keeps a huge file linear).
 _SEARCH_BUDGET = 2_000_000

@@ -15,16 +15,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.errors import UnusableInputError, Where
 from the_loop.findings import Level
 from the_loop.io.fences import closes_fence, open_fence
+from the_loop.io.lazy_re import compile_on_use
 from the_loop.io.textfile import SPEC_LIMIT, decode_utf8, read_limited
-from the_loop.tasks import mermaid
 from the_loop.tasks.assembly import Block, Context, Draft, assemble, has_task_id, lone_field
 from the_loop.tasks.edges import resolve_source
 from the_loop.tasks.model import TaskList
 from the_loop.tasks.prose_dag import DAG_HEADING_RE, ProseDag
+
+if TYPE_CHECKING:
+    from the_loop.tasks import mermaid
 
 
 def parse_tasks(text: str, path: Path) -> TaskList:
@@ -86,12 +90,12 @@ def decode(data: bytes, path: Path) -> str:
 _TASK_RE = re.compile(r"[-*+][ \t]+\[(.)\]((?:[ \t].*)?)$")
 # `1. [x] Title`: a task in an ordered list; without an id of its own it is the
 # number the list shows.
-_ORDERED_TASK_RE = re.compile(r"([0-9]{1,9})[.)][ \t]+\[(.)\]((?:[ \t].*)?)$")
-_NESTED_BOX_RE = re.compile(r"\[.\](?:[ \t]|$)")
+_ORDERED_TASK_RE = compile_on_use(r"([0-9]{1,9})[.)][ \t]+\[(.)\]((?:[ \t].*)?)$")
+_NESTED_BOX_RE = compile_on_use(r"\[.\](?:[ \t]|$)")
 _FIELD_LINE_RE = re.compile(
     r"[ \t]+[-*+][ \t]+(_(depends on|requirements|test):_[ \t]*(\S.*))", re.IGNORECASE
 )
-_BULLET_RE = re.compile(r"(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]+(.*))?$")
+_BULLET_RE = compile_on_use(r"(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]+(.*))?$")
 _HEADING_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
 # A heading that is a task: `### T1 — title`, `## Task 3: title` (the word is dropped).
 _HEADING_TASK_RE = re.compile(r"(?=[Tt][0-9])|[Tt]ask[ \t]+(?=[Tt]?[0-9])")
@@ -325,6 +329,8 @@ class _Reader:
 
     def _close_chart(self, fence: _Fence) -> None:
         if fence.mermaid is not None:
+            from the_loop.tasks import mermaid  # only a file with a flowchart needs its reader
+
             chart = mermaid.parse_flowchart("\n".join(fence.mermaid), self.ctx.path, fence.line + 1)
             if chart is not None:
                 self.charts.append(chart)
