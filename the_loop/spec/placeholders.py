@@ -58,6 +58,8 @@ def placeholders(text: str, body_offset: int = 0) -> Iterator[tuple[int, int, st
 
 def slots(text: str, body_offset: int = 0) -> Iterator[tuple[int, int, str, bool]]:
     """``placeholders``, each with whether it stood alone in a code span."""
+    if text.find("<", body_offset) < 0:
+        return  # every slot has one: most artifacts need no paragraph walk at all
     first_line = text.count("\n", 0, body_offset) + 1
     paragraph: list[tuple[int, str]] = []
     fence: tuple[str, int] | None = None

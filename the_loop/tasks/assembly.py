@@ -500,11 +500,15 @@ def _read_text(
     """
     if "`" in text:  # code is quoted, never a statement: blank it, keeping offsets
         text = _CODE_RE.sub(lambda m: " " * len(m.group()), text)
-    for m in _ITALIC_GROUP_RE.finditer(text):
+    # Both italic forms start with `*(` or `_(`: most text has neither.
+    italic = "*(" in text or "_(" in text
+    for m in _ITALIC_GROUP_RE.finditer(text) if italic else ():
         line = block.line_at(offset + m.start())
         _take_requirements(m.group(1) or m.group(2) or "", line, facts, ctx)
     if header and "(" in text:
-        _read_paren_groups(_ITALIC_GROUP_RE.sub(" ", text), offset, block, facts)
+        _read_paren_groups(
+            _ITALIC_GROUP_RE.sub(" ", text) if italic else text, offset, block, facts
+        )
     for m in _CLAUSE_RE.finditer(text):
         _read_clause(text, m, offset, block, facts, ctx, task_id)
 

@@ -168,6 +168,10 @@ def parse_requirements(value: str, *, quiet: bool = False) -> Requirements:
     """
     if _SIMPLE_REQS_RE.match(value):  # `R1, R2.3, AC7`: ids as written, the common case
         return Requirements(tuple(dict.fromkeys(value.split(", "))), ())
+    if quiet and not any(ch.isalpha() for ch in value):
+        # Quietly only a family's id (`R1`, `NFR`) or `all` is taken, and each has a
+        # letter: a title's `(2)` or `(1/3)` names nothing, without the passes below.
+        return Requirements((), ())
     ids: dict[str, None] = {}
     malformed: list[str] = []
     if _ALL_REQ_RE.match(value):
