@@ -392,10 +392,19 @@ def lone_field(key: str, value: str, offset: int) -> Field | None:
 
 def field_kind(key: str) -> str:
     """``dep``, ``req`` or ``tes`` for a field key as written (``Blocked by`` → ``dep``)."""
-    low = key[:4].lower()
-    if low.startswith(("dep", "bloc")):
-        return "dep"
-    return "tes" if low.startswith("test") else "req"
+    kind = _KINDS.get(key)
+    if kind is None:
+        low = key[:4].lower()
+        if low.startswith(("dep", "bloc")):
+            kind = "dep"
+        else:
+            kind = "tes" if low.startswith("test") else "req"
+        if len(_KINDS) < 256:  # a file spells its keys a few ways; bounded all the same
+            _KINDS[key] = kind
+    return kind
+
+
+_KINDS: dict[str, str] = {}  # key as written -> kind: one look-up per field line
 
 
 def _parse_head(prose: str) -> _Head | None:

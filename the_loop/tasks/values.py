@@ -150,6 +150,8 @@ _NOT_CITATIONS_RE = re.compile(
 )
 _SIMPLE_REQS_RE = re.compile(r"(?:(?:NFR|FR|AC|R)[1-9][0-9]{0,8}(?:\.[1-9][0-9]{0,8})?(?:, |$))+$")
 _ID_LIKE_RE = compile_on_use(r"(?<![\w.#])[A-Za-z]*[-_]?[0-9][\w.-]*")
+# A letter, or a digit that is not a decimal (`²`): without one, quiet text names nothing.
+_LETTER_RE = re.compile(r"[^\W\d_]")
 _ALL_REQ_RE = re.compile(r"[ \t]*all\b", re.IGNORECASE)
 
 
@@ -168,7 +170,7 @@ def parse_requirements(value: str, *, quiet: bool = False) -> Requirements:
     """
     if _SIMPLE_REQS_RE.match(value):  # `R1, R2.3, AC7`: ids as written, the common case
         return Requirements(tuple(dict.fromkeys(value.split(", "))), ())
-    if quiet and not any(ch.isalpha() for ch in value):
+    if quiet and not _LETTER_RE.search(value):
         # Quietly only a family's id (`R1`, `NFR`) or `all` is taken, and each has a
         # letter: a title's `(2)` or `(1/3)` names nothing, without the passes below.
         return Requirements((), ())
