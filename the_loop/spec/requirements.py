@@ -192,10 +192,11 @@ def parse_requirements(text: str, path: Path) -> RequirementSet:
         if fence is not None:
             fence = None if fence.closed_by(line) else fence
             continue
-        if in_comment or _COMMENT_OPEN.match(line):
+        if in_comment or ("<!--" in line and _COMMENT_OPEN.match(line)):
             in_comment = not _closes_comment(line, opening=not in_comment)
             continue
-        fence = _Fence.opened_by(line, index + 1)
+        if line.lstrip(" \t")[:1] in _FENCE_CHARS:  # the cheap half of the test, first
+            fence = _Fence.opened_by(line, index + 1)
         if fence is not None:
             parser.close_item()
             continue
@@ -244,6 +245,7 @@ def _front_matter(lines: list[str]) -> tuple[int, str | None]:
 
 
 _COMMENT_OPEN = re.compile(r"^ {0,3}<!--")
+_FENCE_CHARS = ("`", "~")
 
 
 def _closes_comment(line: str, *, opening: bool) -> bool:
@@ -297,6 +299,10 @@ _ACCEPTANCE_PARAGRAPH = re.compile(
 _NON_FUNCTIONAL_HEADING = re.compile(r"(?i:non[- ]?functional)|\bNFRs?\b")
 _NUMBERED = re.compile(r"^([0-9]{1,9})[.)](?:[ \t]+(.*))?$")
 _BULLET = re.compile(r"^[-*+][ \t]+(.*)$")
+# The first characters the three patterns above can match.
+_HEADING_STARTS = frozenset(" #")
+_DIGITS = frozenset("0123456789")
+_BULLETS = frozenset("-*+")
 _TABLE_ROW = compile_on_use(r"^\|(.*)\|[ \t]*$")
 _TABLE_RULE = compile_on_use(r"^[ \t|:-]+$")
 _LABEL = re.compile(r"^\*\*(?P<inner>[^*]+?)\*\*(?P<after>.*)$")
@@ -408,20 +414,22 @@ class _Parser:
         self.weak: set[str] = set()  # ids only a table row or a bold paragraph defined
 
     def feed(self, lineno: int, line: str) -> None:
-        heading = _HEADING.match(line)
+        # Each line form starts with its own characters: only its pattern can match.
+        first = line[:1]
+        heading = _HEADING.match(line) if first in _HEADING_STARTS else None
         if heading:
             self.close_item()
             self.list_open = False
             title = _heading_title(heading.group(2) or "")
             self._heading(lineno, len(heading.group(1)), title)
             return
-        numbered = _NUMBERED.match(line)
+        numbered = _NUMBERED.match(line) if first in _DIGITS else None
         if numbered:
             self.close_item()
             self._numbered(lineno, int(numbered.group(1)), (numbered.group(2) or "").strip())
             self.list_open = True
             return
-        bullet = _BULLET.match(line)
+        bullet = _BULLET.match(line) if first in _BULLETS else None
         if bullet:
             self.close_item()
             self.list_open = False
