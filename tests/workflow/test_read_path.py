@@ -125,8 +125,9 @@ def test_reports_know_where_the_journal_lives() -> None:
     assert state_dir.JOURNAL == transaction.JOURNAL
 
 
-# What only some files need: a flowchart's reader, ruamel for the templates' front matter.
-RARE = ("the_loop.tasks.mermaid", "ruamel")
+# What only some files need: a flowchart's reader, ruamel for the templates' front matter,
+# subprocess for a test that runs (or git, for a tick the log records).
+RARE = ("the_loop.tasks.mermaid", "ruamel", "subprocess")
 
 
 @pytest.mark.parametrize("args", [("next", "9", "--json"), ("check", "9"), ("status", "9")])

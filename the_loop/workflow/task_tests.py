@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING
 
 from the_loop.errors import RefusedError, Where
 from the_loop.findings import Finding, Level
-from the_loop.io.child_process import run_bounded
 from the_loop.io.lazy_re import compile_on_use
 from the_loop.tasks import Task, test_command
 from the_loop.tasks.values import test_text
@@ -180,6 +179,8 @@ def run_test(run: TestRun) -> Verification:
     stopped (a test's children too), and a background job the test leaves
     behind holding the output pipe is never waited for.
     """
+    from the_loop.io.child_process import run_bounded  # subprocess: only a test that runs
+
     try:
         ran = run_bounded(run.argv, cwd=run.cwd, timeout=run.timeout)
     except FileNotFoundError:
