@@ -254,11 +254,15 @@ def _closes_comment(line: str, *, opening: bool) -> bool:
     return "-->" in line[start:]
 
 
-@dataclass(frozen=True)
 class _Fence:
-    char: str
-    length: int
-    line: int
+    """An open code fence (a plain class: working state of one read, built cheaply)."""
+
+    __slots__ = ("char", "length", "line")
+
+    def __init__(self, char: str, length: int, line: int) -> None:
+        self.char = char
+        self.length = length
+        self.line = line
 
     @classmethod
     def opened_by(cls, line: str, lineno: int) -> _Fence | None:
@@ -365,38 +369,52 @@ def _family(req_id: str) -> str:
     return req_id[: len(req_id) - len(req_id.lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))]
 
 
-@dataclass
 class _Section:
-    """A requirement section (``owner`` is its id) or an acceptance section."""
+    """A requirement section (``owner`` is its id) or an acceptance section.
 
-    kind: Literal["requirement", "acceptance"]
-    level: int
-    owner: str | None = None
-    active: bool = True  # False under a duplicated heading: its criteria are skipped
-    count: int = 0  # the number of the last criterion (its id's last part)
-    lists: int = 0  # how many numbered lists the section has started
-    rendered: int = 0  # the number markdown shows for the last item of the current list
-    # Whether bullets are criteria here: always in an acceptance section, and in a
-    # requirement section under an `Acceptance criteria` sub-heading or paragraph.
-    bullets: bool = False
+    Plain classes here, like the other working state of one read: building a
+    dataclass costs every cold start.
+    """
 
-    def __post_init__(self) -> None:
-        self.bullets = self.kind == "acceptance"
+    __slots__ = ("kind", "level", "owner", "active", "count", "lists", "rendered", "bullets")
+
+    def __init__(
+        self,
+        kind: Literal["requirement", "acceptance"],
+        level: int,
+        owner: str | None = None,
+        *,
+        active: bool = True,
+    ) -> None:
+        self.kind = kind
+        self.level = level
+        self.owner = owner
+        self.active = active  # False under a duplicated heading: its criteria are skipped
+        self.count = 0  # the number of the last criterion (its id's last part)
+        self.lists = 0  # how many numbered lists the section has started
+        self.rendered = 0  # the number markdown shows for the last item of the current list
+        # Whether bullets are criteria here: always in an acceptance section, and in a
+        # requirement section under an `Acceptance criteria` sub-heading or paragraph.
+        self.bullets = kind == "acceptance"
 
     def criterion_id(self, position: int) -> str:
         return f"{self.owner}.{position}" if self.kind == "requirement" else f"AC{position}"
 
 
-@dataclass
 class _Item:
     """A list item being read; it is defined once its continuation lines are known."""
 
-    line: int
-    text: str
-    label: str | None
-    position: int | None  # None for a bullet, or a numbered item outside any section
-    numbered: bool = False
-    body: list[str] = field(default_factory=list)
+    __slots__ = ("line", "text", "label", "position", "numbered", "body")
+
+    def __init__(
+        self, line: int, text: str, label: str | None, position: int | None, numbered: bool = False
+    ) -> None:
+        self.line = line
+        self.text = text
+        self.label = label
+        self.position = position  # None for a bullet, or a numbered item outside any section
+        self.numbered = numbered
+        self.body: list[str] = []
 
 
 class _Parser:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
@@ -114,20 +113,26 @@ class Draft:
         self.heading = heading
 
 
-@dataclass
 class Context:
-    """What assembling one task needs from the rest of the file; it gathers every finding."""
+    """What assembling one task needs from the rest of the file; it gathers every finding.
 
-    path: Path
-    tasks: list[Task] = field(default_factory=list)  # read so far, in file order
-    findings: list[Finding] = field(default_factory=list)
-    # Checkbox items without an id, reported once every id in the file is known,
-    # so the hint never proposes a taken one: (line, mark, title, previous task).
-    no_id: list[tuple[int, str, str, str | None]] = field(default_factory=list)
-    # Per task (index into ``tasks``): the line of a dependency statement that
-    # could not be read, so the task is held back rather than read as free.
-    unread_depends: dict[int, int] = field(default_factory=dict)
-    stated: list[bool] = field(default_factory=list)
+    A plain class, like the reader's other working state: building a dataclass
+    costs every cold start more than this one saves in lines.
+    """
+
+    __slots__ = ("path", "tasks", "findings", "no_id", "unread_depends", "stated")
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.tasks: list[Task] = []  # read so far, in file order
+        self.findings: list[Finding] = []
+        # Checkbox items without an id, reported once every id in the file is known,
+        # so the hint never proposes a taken one: (line, mark, title, previous task).
+        self.no_id: list[tuple[int, str, str, str | None]] = []
+        # Per task (index into ``tasks``): the line of a dependency statement that
+        # could not be read, so the task is held back rather than read as free.
+        self.unread_depends: dict[int, int] = {}
+        self.stated: list[bool] = []
 
     def note(
         self, level: Level, code: str, message: str, line: int | None, hint: str | None = None
@@ -216,24 +221,38 @@ class _Head(NamedTuple):
 Field = tuple[str, str, int]
 
 
-@dataclass(slots=True)
 class _Facts:
-    """Fields gathered from a task's paragraph and sub-items."""
+    """Fields gathered from a task's paragraph and sub-items (a slots class: one per task)."""
 
-    depends: list[str] | None = None
-    depends_line: int | None = None
-    stated: bool = False
-    unread_line: int | None = None
-    requirements: dict[str, None] = field(default_factory=dict)
-    requirements_line: int | None = None
-    # Ids in plain parentheses in the header: the task's citations only when it
-    # has no other (`(incl. user education, R10.4)` beside `_Requirements:_ R10`
-    # is a mention).
-    in_parentheses: dict[str, None] = field(default_factory=dict)
-    in_parentheses_line: int | None = None
-    test: str | None = None
-    test_line: int | None = None
-    details: list[str] = field(default_factory=list)
+    __slots__ = (
+        "depends",
+        "depends_line",
+        "stated",
+        "unread_line",
+        "requirements",
+        "requirements_line",
+        "in_parentheses",
+        "in_parentheses_line",
+        "test",
+        "test_line",
+        "details",
+    )
+
+    def __init__(self) -> None:
+        self.depends: list[str] | None = None
+        self.depends_line: int | None = None
+        self.stated = False
+        self.unread_line: int | None = None
+        self.requirements: dict[str, None] = {}
+        self.requirements_line: int | None = None
+        # Ids in plain parentheses in the header: the task's citations only when it
+        # has no other (`(incl. user education, R10.4)` beside `_Requirements:_ R10`
+        # is a mention).
+        self.in_parentheses: dict[str, None] = {}
+        self.in_parentheses_line: int | None = None
+        self.test: str | None = None
+        self.test_line: int | None = None
+        self.details: list[str] = []
 
 
 def assemble(draft: Draft, ctx: Context) -> Task | None:

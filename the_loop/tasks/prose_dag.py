@@ -36,7 +36,7 @@ reads the chains in them. The rules:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from the_loop.errors import Where
@@ -88,22 +88,27 @@ class ProseEdge:
     line: int
 
 
-@dataclass
 class ProseDag:
-    """The chains read so far, and the lines with arrows that were not understood."""
+    """The chains read so far, and the lines with arrows that were not understood.
 
-    path: Path
-    edges: list[ProseEdge] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
-    # Column of each arrow on the lines above → the group it leaves from, for
-    # lines that start with an arrow.
-    _columns: dict[int, list[str]] = field(default_factory=dict)
-    _unread_run: tuple[int, int] | None = None
-    _table: tuple[int, int] | None = None  # (task column, depends column) of the open table
-    _table_header: bool = False  # the header row was just read; the rule row comes next
-    # What dependency tables state: every row's task (→ its line) and its edges.
-    table_stated: dict[str, int] = field(default_factory=dict)
-    table_edges: list[ProseEdge] = field(default_factory=list)
+    A plain class (working state of one read, never compared or printed): one
+    dataclass fewer to build on every start.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.edges: list[ProseEdge] = []
+        self.findings: list[Finding] = []
+        # Column of each arrow on the lines above → the group it leaves from, for
+        # lines that start with an arrow.
+        self._columns: dict[int, list[str]] = {}
+        self._unread_run: tuple[int, int] | None = None
+        # (task column, depends column) of the open table
+        self._table: tuple[int, int] | None = None
+        self._table_header = False  # the header row was just read; the rule row comes next
+        # What dependency tables state: every row's task (→ its line) and its edges.
+        self.table_stated: dict[str, int] = {}
+        self.table_edges: list[ProseEdge] = []
 
     def table_row(self, raw: str, line: int) -> None:
         """One row of a markdown table at column 0 (header, rule or body row)."""

@@ -13,7 +13,6 @@ writer reads files through here too.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -102,16 +101,29 @@ _HEADING_TASK_RE = re.compile(r"(?=[Tt][0-9])|[Tt]ask[ \t]+(?=[Tt]?[0-9])")
 _COMMENT_OPEN = re.compile(r" {0,3}<!--")  # an HTML block: it ends at the line holding -->
 
 
-@dataclass
 class _Fence:
-    """An open code fence: what closes it, and the lines of a mermaid block."""
+    """An open code fence: what closes it, and the lines of a mermaid block.
 
-    char: str
-    length: int
-    line: int
-    in_task: bool
-    mermaid: list[str] | None
-    in_dag: bool = False  # a plain fence in a DAG section: its lines are chains
+    A plain class (working state of one read): one dataclass fewer to build on every start.
+    """
+
+    __slots__ = ("char", "length", "line", "in_task", "mermaid", "in_dag")
+
+    def __init__(
+        self,
+        char: str,
+        length: int,
+        line: int,
+        in_task: bool,
+        mermaid: list[str] | None,
+        in_dag: bool = False,
+    ) -> None:
+        self.char = char
+        self.length = length
+        self.line = line
+        self.in_task = in_task
+        self.mermaid = mermaid
+        self.in_dag = in_dag  # a plain fence in a DAG section: its lines are chains
 
 
 class _Reader:
