@@ -537,8 +537,15 @@ def _read_text(
         _read_paren_groups(
             _ITALIC_GROUP_RE.sub(" ", text) if italic else text, offset, block, facts
         )
+    if text.isascii() and not _may_hold_a_clause(text.lower()):
+        return  # (beyond ASCII, case-insensitive matching has more spellings: search)
     for m in _CLAUSE_RE.finditer(text):
         _read_clause(text, m, offset, block, facts, ctx, task_id)
+
+
+def _may_hold_a_clause(lowered: str) -> bool:
+    """Whether lower-cased ASCII text has a clause keyword ``_CLAUSE_RE`` looks for."""
+    return "depends" in lowered or "requirement" in lowered
 
 
 def _read_paren_groups(text: str, offset: int, block: Block, facts: _Facts) -> None:

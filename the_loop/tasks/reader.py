@@ -177,7 +177,11 @@ class _Reader:
             # Commented-out text (a template's example tasks) is not live.
             self.in_comment = "-->" not in line
             return
-        if _COMMENT_OPEN.match(line) and "-->" not in line[line.index("<!--") + 4 :]:
+        if (
+            "<!--" in line
+            and _COMMENT_OPEN.match(line)
+            and "-->" not in line[line.index("<!--") + 4 :]
+        ):
             if line[0] not in " \t":
                 self._finish()  # like any other column-0 line
             self.in_comment = True
