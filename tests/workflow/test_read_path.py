@@ -126,8 +126,9 @@ def test_reports_know_where_the_journal_lives() -> None:
 
 
 # What only some files need: a flowchart's reader, ruamel for the templates' front matter,
-# subprocess for a test that runs (or git, for a tick the log records).
-RARE = ("the_loop.tasks.mermaid", "ruamel", "subprocess")
+# subprocess for a test that runs (or git, for a tick the log records), the reset records
+# of a project that has any.
+RARE = ("the_loop.tasks.mermaid", "ruamel", "subprocess", "the_loop.checkpoint.resets")
 
 
 @pytest.mark.parametrize("args", [("next", "9", "--json"), ("check", "9"), ("status", "9")])
