@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from the_loop.checkpoint import resets
-from the_loop.checkpoint.state_dir import state_dir
+from the_loop.checkpoint.state_dir import resets_exist, state_dir
 from the_loop.errors import RefusedError, StateError
 
 DIGEST = "a" * 64
@@ -91,6 +91,12 @@ def test_prepare_writes_an_open_record_in_an_ignored_state_folder(root: Path) ->
 def test_no_state_folder_means_no_open_resets(root: Path) -> None:
     assert resets.open_resets(root) == []
     assert not state_dir(root).exists()
+    assert not resets_exist(root)  # status's cheap test before it loads this module
+
+
+def test_the_cheap_test_finds_the_records_where_they_are_written(root: Path) -> None:
+    prepare(root, "20260724T120030Z-aaaaaa")
+    assert resets_exist(root)
 
 
 def test_mark_dispatched(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,7 +8,7 @@ import pytest
 from helpers import CORPUS, REPO_ROOT, requires_corpus, write_tree
 
 from the_loop.findings import Level
-from the_loop.spec.front_matter import parse_front_matter
+from the_loop.spec.front_matter import body_offset, parse_front_matter
 from the_loop.spec.items import load_item
 from the_loop.spec.placeholders import (
     artifact_placeholders,
@@ -57,6 +57,25 @@ def test_the_corpus_has_none() -> None:
         front = parse_front_matter(text, path)
         offset = front.body_offset if front.present and not front.findings else 0
         assert list(placeholders(text, offset)) == [], path
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "no front matter\n",
+        "---\ntype: x\n---\nbody <role>\n",
+        "\ufeff---\r\nstatus: draft\r\n...\r\nbody\r\n",
+        "---\nkey: {{ jinja }}\n  - [not: valid\n---\nbody\n",
+        "---\n- a list\n---\nbody\n",
+        "---\nnever closed\n",
+        "---\n" + "k: v\n" * 20_000 + "---\nbody\n",
+        "---\n---",
+    ],
+)
+def test_the_body_is_found_from_the_fences_alone(text: str) -> None:
+    # template_slots skips the front matter this way, without reading it.
+    assert body_offset(text) == parse_front_matter(text, Path("x.md")).body_offset
 
 
 def test_the_slots_of_loops_own_templates_are_known() -> None:

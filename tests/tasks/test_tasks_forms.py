@@ -137,6 +137,11 @@ def test_a_range_with_a_suffixed_end_is_not_understood() -> None:
         ("- [x] **T3 — Three.** (AC1.3, AC1.4).\n", (None, ("AC1.3", "AC1.4"))),
         ("- [x] T3 — Author the scene (req 2).\n", (None, ("REQ2",))),
         ("- [x] T3 — Scene (design A4; tests 1–8).\n", (None, ())),
+        # a number in parentheses names nothing; italic and plain groups side by side
+        ("- [x] 3. Load the worker (2) (1/3, 4.5)\n", (None, ())),
+        ("- [x] 3. Load it (R2) (2)\n", (None, ("R2",))),
+        ("- [x] 3. Load it _(AC1)_ (R2)\n", (None, ("AC1",))),
+        ("- [x] 3. Load it (3) (R2) (NFR)\n", (None, ("R2", "NFR"))),
     ],
 )
 def test_clause_and_citation_forms(

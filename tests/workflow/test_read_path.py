@@ -123,3 +123,19 @@ def test_the_version_needs_nothing_but_the_package(build_tree: Build) -> None:
 def test_reports_know_where_the_journal_lives() -> None:
     """Reports test for the journal's file before importing the transaction module."""
     assert state_dir.JOURNAL == transaction.JOURNAL
+
+
+# What only some files need: a flowchart's reader, ruamel for the templates' front matter,
+# subprocess for a test that runs (or git, for a tick the log records), the reset records
+# of a project that has any.
+RARE = ("the_loop.tasks.mermaid", "ruamel", "subprocess", "the_loop.checkpoint.resets")
+
+
+@pytest.mark.parametrize("args", [("next", "9", "--json"), ("check", "9"), ("status", "9")])
+def test_a_cold_read_loads_only_what_the_files_use(
+    build_tree: Build, args: tuple[str, ...]
+) -> None:
+    root = build_tree(PROJECT)
+    heavy_imports(root, *args)  # the config's own cache (in the user's cache folder) fills
+
+    assert heavy_imports(root, "--no-cache", *args, heavy=RARE) == []

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from the_loop.checkpoint.lock import project_lock
-from the_loop.checkpoint.state_dir import damaged_state, read_json, state_dir, write_json
+from the_loop.checkpoint.state_dir import RESETS, damaged_state, read_json, state_dir, write_json
 from the_loop.errors import LoopError, RefusedError, StateError
 from the_loop.io import clock
 from the_loop.io.textfile import read_limited
@@ -82,7 +82,7 @@ class ResetRecord:
 
 
 def _folder(root: Path, *, create: bool = False) -> Path:
-    folder = state_dir(root, create=create) / "resets"
+    folder = state_dir(root, create=create) / RESETS
     if create and not folder.is_dir():
         try:
             folder.mkdir()

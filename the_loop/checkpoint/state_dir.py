@@ -18,6 +18,7 @@ from the_loop.io import atomic
 from the_loop.io.textfile import read_limited
 
 JOURNAL = "checkpoint.json"  # the checkpoint journal (``transaction`` writes it)
+RESETS = "resets"  # reset records and their history (``resets`` writes them)
 
 
 def journal_exists(root: Path) -> bool:
@@ -27,6 +28,15 @@ def journal_exists(root: Path) -> bool:
     checkpoint machinery (and git's layer with it).
     """
     return (state_dir(root) / JOURNAL).exists()
+
+
+def resets_exist(root: Path) -> bool:
+    """Whether anything is at the reset records' place: without it there are none to read.
+
+    ``loop status`` asks this first, so that a project that never reset a session
+    does not load the reset machinery.
+    """
+    return (state_dir(root) / RESETS).exists()
 
 
 DAMAGED = "damaged"

@@ -92,6 +92,14 @@ def run(argv: list[str]) -> int | None:
     line = parse(argv)
     if line is None or sys.stdout.isatty():
         return None
+    from the_loop.io import collector
+
+    with collector.paused_for_command():
+        return _run(line)
+
+
+def _run(line: _Line) -> int | None:
+    """``run`` once the command line is known to be one this path answers."""
     try:
         kept = _kept_or_computed(argv, line)
     except KeyboardInterrupt:

@@ -146,7 +146,6 @@ class DagReport:
             ) from None
 
 
-@dataclass
 class _Graph:
     """The graph over task indices; index order is id order (lowest id = 0).
 
@@ -154,17 +153,32 @@ class _Graph:
     integer comparison. ``deps`` and ``dependents`` hold known edges only
     (deduplicated, no self-edges); ``dependents`` lists are ascending.
     ``unknown`` is sparse: only tasks that name a missing id have an entry.
+    A plain class (working state, never compared or stored): building a
+    dataclass costs every cold start.
     """
 
-    path: Path
-    ids: list[str]
-    index: dict[str, int]  # id -> its index
-    tasks: list[Task]
-    done: list[bool]
-    deps: list[list[int]]
-    dependents: list[list[int]]
-    unknown: dict[int, list[str]]
-    self_loop: list[bool]
+    def __init__(
+        self,
+        *,
+        path: Path,
+        ids: list[str],
+        index: dict[str, int],
+        tasks: list[Task],
+        done: list[bool],
+        deps: list[list[int]],
+        dependents: list[list[int]],
+        unknown: dict[int, list[str]],
+        self_loop: list[bool],
+    ) -> None:
+        self.path = path
+        self.ids = ids
+        self.index = index  # id -> its index
+        self.tasks = tasks
+        self.done = done
+        self.deps = deps
+        self.dependents = dependents
+        self.unknown = unknown
+        self.self_loop = self_loop
 
     @property
     def size(self) -> int:
@@ -179,12 +193,14 @@ class _Graph:
         return Where(self.path, line)
 
 
-@dataclass
 class _Schedule:
-    """Waves over the unfinished, schedulable tasks, and their heights."""
+    """Waves over the unfinished, schedulable tasks, and their heights (a plain class)."""
 
-    waves: list[list[int]]
-    height: list[int]
+    __slots__ = ("waves", "height")
+
+    def __init__(self, *, waves: list[list[int]], height: list[int]) -> None:
+        self.waves = waves
+        self.height = height
 
 
 def analyze(task_list: TaskList) -> DagReport:

@@ -48,7 +48,8 @@ def read_limited(path: Path, limit: int, *, what: str = "file") -> bytes:
     messages for a missing or unreadable file.
     """
     with open(path, "rb", opener=_without_blocking) as handle:
-        mode = os.fstat(handle.fileno()).st_mode
+        status = os.fstat(handle.fileno())
+        mode = status.st_mode
         if stat.S_ISDIR(mode):
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
         if not stat.S_ISREG(mode):
@@ -57,7 +58,12 @@ def read_limited(path: Path, limit: int, *, what: str = "file") -> bytes:
                 where=Where(path),
                 hint="replace it with a regular file",
             )
-        data = handle.read(limit + 1)  # one byte more tells "over the limit" apart
+        # One byte more tells "over the limit" apart. The first read is sized to the
+        # file: a buffer of the whole limit (32 MiB) costs more than reading a small
+        # file. A file that grew meanwhile is read on, to the same bound as before.
+        data = handle.read(min(status.st_size, limit) + 1)
+        if status.st_size < len(data) <= limit:
+            data += handle.read(limit + 1 - len(data))
     if len(data) > limit:
         raise too_large(path, limit, what=what)
     return data

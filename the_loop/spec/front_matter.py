@@ -90,6 +90,16 @@ def _block_bounds(text: str) -> tuple[int, int, int] | None:
     return -1, index, -1
 
 
+def body_offset(text: str) -> int:
+    """Where the markdown body of ``text`` starts: ``parse_front_matter(...).body_offset``.
+
+    Found from the ``---`` fences alone, without reading the block (which may need
+    ruamel), for a caller that only skips the front matter.
+    """
+    bounds = _block_bounds(text)
+    return 0 if bounds is None or bounds[2] < 0 else bounds[2]
+
+
 def parse_front_matter(text: str, path: Path, *, round_trip: bool = False) -> FrontMatter:
     """Read the front matter of ``text`` (the contents of ``path``) tolerantly.
 

@@ -73,6 +73,7 @@ from typing import Literal
 from the_loop.errors import UnusableInputError, Where
 from the_loop.findings import Finding, Level, sorted_findings
 from the_loop.io.fences import closes_fence, open_fence
+from the_loop.io.lazy_re import compile_on_use
 from the_loop.io.textfile import SPEC_LIMIT, read_limited
 
 Kind = Literal["requirements", "bugfix"]
@@ -191,10 +192,11 @@ def parse_requirements(text: str, path: Path) -> RequirementSet:
         if fence is not None:
             fence = None if fence.closed_by(line) else fence
             continue
-        if in_comment or _COMMENT_OPEN.match(line):
+        if in_comment or ("<!--" in line and _COMMENT_OPEN.match(line)):
             in_comment = not _closes_comment(line, opening=not in_comment)
             continue
-        fence = _Fence.opened_by(line, index + 1)
+        if line.lstrip(" \t")[:1] in _FENCE_CHARS:  # the cheap half of the test, first
+            fence = _Fence.opened_by(line, index + 1)
         if fence is not None:
             parser.close_item()
             continue
@@ -243,6 +245,7 @@ def _front_matter(lines: list[str]) -> tuple[int, str | None]:
 
 
 _COMMENT_OPEN = re.compile(r"^ {0,3}<!--")
+_FENCE_CHARS = ("`", "~")
 
 
 def _closes_comment(line: str, *, opening: bool) -> bool:
@@ -251,11 +254,15 @@ def _closes_comment(line: str, *, opening: bool) -> bool:
     return "-->" in line[start:]
 
 
-@dataclass(frozen=True)
 class _Fence:
-    char: str
-    length: int
-    line: int
+    """An open code fence (a plain class: working state of one read, built cheaply)."""
+
+    __slots__ = ("char", "length", "line")
+
+    def __init__(self, char: str, length: int, line: int) -> None:
+        self.char = char
+        self.length = length
+        self.line = line
 
     @classmethod
     def opened_by(cls, line: str, lineno: int) -> _Fence | None:
@@ -296,8 +303,12 @@ _ACCEPTANCE_PARAGRAPH = re.compile(
 _NON_FUNCTIONAL_HEADING = re.compile(r"(?i:non[- ]?functional)|\bNFRs?\b")
 _NUMBERED = re.compile(r"^([0-9]{1,9})[.)](?:[ \t]+(.*))?$")
 _BULLET = re.compile(r"^[-*+][ \t]+(.*)$")
-_TABLE_ROW = re.compile(r"^\|(.*)\|[ \t]*$")
-_TABLE_RULE = re.compile(r"^[ \t|:-]+$")
+# The first characters the three patterns above can match.
+_HEADING_STARTS = frozenset(" #")
+_DIGITS = frozenset("0123456789")
+_BULLETS = frozenset("-*+")
+_TABLE_ROW = compile_on_use(r"^\|(.*)\|[ \t]*$")
+_TABLE_RULE = compile_on_use(r"^[ \t|:-]+$")
 _LABEL = re.compile(r"^\*\*(?P<inner>[^*]+?)\*\*(?P<after>.*)$")
 _ID_TOKEN = re.compile(rf"^(?:(?P<family>[A-Z]{{1,5}})-?)?(?P<num>{_ID_NUMBER})$")
 _LABEL_LIKE = re.compile(r"^(?:[A-Z]{1,5}-?[0-9]|[0-9]+\.[0-9])")
@@ -358,38 +369,52 @@ def _family(req_id: str) -> str:
     return req_id[: len(req_id) - len(req_id.lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))]
 
 
-@dataclass
 class _Section:
-    """A requirement section (``owner`` is its id) or an acceptance section."""
+    """A requirement section (``owner`` is its id) or an acceptance section.
 
-    kind: Literal["requirement", "acceptance"]
-    level: int
-    owner: str | None = None
-    active: bool = True  # False under a duplicated heading: its criteria are skipped
-    count: int = 0  # the number of the last criterion (its id's last part)
-    lists: int = 0  # how many numbered lists the section has started
-    rendered: int = 0  # the number markdown shows for the last item of the current list
-    # Whether bullets are criteria here: always in an acceptance section, and in a
-    # requirement section under an `Acceptance criteria` sub-heading or paragraph.
-    bullets: bool = False
+    Plain classes here, like the other working state of one read: building a
+    dataclass costs every cold start.
+    """
 
-    def __post_init__(self) -> None:
-        self.bullets = self.kind == "acceptance"
+    __slots__ = ("kind", "level", "owner", "active", "count", "lists", "rendered", "bullets")
+
+    def __init__(
+        self,
+        kind: Literal["requirement", "acceptance"],
+        level: int,
+        owner: str | None = None,
+        *,
+        active: bool = True,
+    ) -> None:
+        self.kind = kind
+        self.level = level
+        self.owner = owner
+        self.active = active  # False under a duplicated heading: its criteria are skipped
+        self.count = 0  # the number of the last criterion (its id's last part)
+        self.lists = 0  # how many numbered lists the section has started
+        self.rendered = 0  # the number markdown shows for the last item of the current list
+        # Whether bullets are criteria here: always in an acceptance section, and in a
+        # requirement section under an `Acceptance criteria` sub-heading or paragraph.
+        self.bullets = kind == "acceptance"
 
     def criterion_id(self, position: int) -> str:
         return f"{self.owner}.{position}" if self.kind == "requirement" else f"AC{position}"
 
 
-@dataclass
 class _Item:
     """A list item being read; it is defined once its continuation lines are known."""
 
-    line: int
-    text: str
-    label: str | None
-    position: int | None  # None for a bullet, or a numbered item outside any section
-    numbered: bool = False
-    body: list[str] = field(default_factory=list)
+    __slots__ = ("line", "text", "label", "position", "numbered", "body")
+
+    def __init__(
+        self, line: int, text: str, label: str | None, position: int | None, numbered: bool = False
+    ) -> None:
+        self.line = line
+        self.text = text
+        self.label = label
+        self.position = position  # None for a bullet, or a numbered item outside any section
+        self.numbered = numbered
+        self.body: list[str] = []
 
 
 class _Parser:
@@ -407,20 +432,22 @@ class _Parser:
         self.weak: set[str] = set()  # ids only a table row or a bold paragraph defined
 
     def feed(self, lineno: int, line: str) -> None:
-        heading = _HEADING.match(line)
+        # Each line form starts with its own characters: only its pattern can match.
+        first = line[:1]
+        heading = _HEADING.match(line) if first in _HEADING_STARTS else None
         if heading:
             self.close_item()
             self.list_open = False
             title = _heading_title(heading.group(2) or "")
             self._heading(lineno, len(heading.group(1)), title)
             return
-        numbered = _NUMBERED.match(line)
+        numbered = _NUMBERED.match(line) if first in _DIGITS else None
         if numbered:
             self.close_item()
             self._numbered(lineno, int(numbered.group(1)), (numbered.group(2) or "").strip())
             self.list_open = True
             return
-        bullet = _BULLET.match(line)
+        bullet = _BULLET.match(line) if first in _BULLETS else None
         if bullet:
             self.close_item()
             self.list_open = False

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level
+from the_loop.io.lazy_re import compile_on_use
 from the_loop.tasks.model import STATE_OF_MARK, Task, TaskState, new_task
 from the_loop.tasks.values import (
     ALL,
@@ -113,20 +113,26 @@ class Draft:
         self.heading = heading
 
 
-@dataclass
 class Context:
-    """What assembling one task needs from the rest of the file; it gathers every finding."""
+    """What assembling one task needs from the rest of the file; it gathers every finding.
 
-    path: Path
-    tasks: list[Task] = field(default_factory=list)  # read so far, in file order
-    findings: list[Finding] = field(default_factory=list)
-    # Checkbox items without an id, reported once every id in the file is known,
-    # so the hint never proposes a taken one: (line, mark, title, previous task).
-    no_id: list[tuple[int, str, str, str | None]] = field(default_factory=list)
-    # Per task (index into ``tasks``): the line of a dependency statement that
-    # could not be read, so the task is held back rather than read as free.
-    unread_depends: dict[int, int] = field(default_factory=dict)
-    stated: list[bool] = field(default_factory=list)
+    A plain class, like the reader's other working state: building a dataclass
+    costs every cold start more than this one saves in lines.
+    """
+
+    __slots__ = ("path", "tasks", "findings", "no_id", "unread_depends", "stated")
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.tasks: list[Task] = []  # read so far, in file order
+        self.findings: list[Finding] = []
+        # Checkbox items without an id, reported once every id in the file is known,
+        # so the hint never proposes a taken one: (line, mark, title, previous task).
+        self.no_id: list[tuple[int, str, str, str | None]] = []
+        # Per task (index into ``tasks``): the line of a dependency statement that
+        # could not be read, so the task is held back rather than read as free.
+        self.unread_depends: dict[int, int] = {}
+        self.stated: list[bool] = []
 
     def note(
         self, level: Level, code: str, message: str, line: int | None, hint: str | None = None
@@ -170,7 +176,7 @@ def _leading_number(task_id: str | None) -> int:
 # Assembling one task
 
 _PLAIN_HEAD_RE = re.compile(r"([Tt]?)([0-9]{1,9})[.):][ \t]+([^*]*)$")
-_FIELD_RE = re.compile(
+_FIELD_RE = compile_on_use(
     r"(?<![\w*])(?P<open>\*\*|\*|_)"
     r"(?P<key>depends(?:[ -]on)?|dependencies|blocked[ -]by|requirements?|reqs?|refs?"
     r"|covers|satisfies|implements|traces(?:[ \t]to)?|tests?)"
@@ -179,7 +185,7 @@ _FIELD_RE = re.compile(
 )
 # Without emphasis only the exact keys count: a detail such as "Dependencies:
 # add ruamel" is about packages, not tasks.
-_PLAIN_FIELD_RE = re.compile(
+_PLAIN_FIELD_RE = compile_on_use(
     r"(?P<open>)(?P<key>depends[ -]on|blocked[ -]by|requirements|covers|test)[ \t]*:(?P<inner>)",
     re.IGNORECASE,
 )
@@ -194,9 +200,9 @@ _CLAUSE_RE = re.compile(
     r"[ \t]*(?P<colon>:)?[ \t]*",
     re.IGNORECASE,
 )
-_CLAUSE_END_RE = re.compile(r"[.;](?![0-9A-Za-z])|[ \t][—–·|][ \t]|\*\(|(?<![\w])_\(")
+_CLAUSE_END_RE = compile_on_use(r"[.;](?![0-9A-Za-z])|[ \t][—–·|][ \t]|\*\(|(?<![\w])_\(")
 _SENTENCE_BREAKS = ".;:—–·|(!?"
-_CODE_RE = re.compile(r"`+[^`]*`+")
+_CODE_RE = compile_on_use(r"`+[^`]*`+")
 _MAX_CLAUSE = 200
 
 
@@ -215,24 +221,38 @@ class _Head(NamedTuple):
 Field = tuple[str, str, int]
 
 
-@dataclass(slots=True)
 class _Facts:
-    """Fields gathered from a task's paragraph and sub-items."""
+    """Fields gathered from a task's paragraph and sub-items (a slots class: one per task)."""
 
-    depends: list[str] | None = None
-    depends_line: int | None = None
-    stated: bool = False
-    unread_line: int | None = None
-    requirements: dict[str, None] = field(default_factory=dict)
-    requirements_line: int | None = None
-    # Ids in plain parentheses in the header: the task's citations only when it
-    # has no other (`(incl. user education, R10.4)` beside `_Requirements:_ R10`
-    # is a mention).
-    in_parentheses: dict[str, None] = field(default_factory=dict)
-    in_parentheses_line: int | None = None
-    test: str | None = None
-    test_line: int | None = None
-    details: list[str] = field(default_factory=list)
+    __slots__ = (
+        "depends",
+        "depends_line",
+        "stated",
+        "unread_line",
+        "requirements",
+        "requirements_line",
+        "in_parentheses",
+        "in_parentheses_line",
+        "test",
+        "test_line",
+        "details",
+    )
+
+    def __init__(self) -> None:
+        self.depends: list[str] | None = None
+        self.depends_line: int | None = None
+        self.stated = False
+        self.unread_line: int | None = None
+        self.requirements: dict[str, None] = {}
+        self.requirements_line: int | None = None
+        # Ids in plain parentheses in the header: the task's citations only when it
+        # has no other (`(incl. user education, R10.4)` beside `_Requirements:_ R10`
+        # is a mention).
+        self.in_parentheses: dict[str, None] = {}
+        self.in_parentheses_line: int | None = None
+        self.test: str | None = None
+        self.test_line: int | None = None
+        self.details: list[str] = []
 
 
 def assemble(draft: Draft, ctx: Context) -> Task | None:
@@ -391,10 +411,19 @@ def lone_field(key: str, value: str, offset: int) -> Field | None:
 
 def field_kind(key: str) -> str:
     """``dep``, ``req`` or ``tes`` for a field key as written (``Blocked by`` → ``dep``)."""
-    low = key[:4].lower()
-    if low.startswith(("dep", "bloc")):
-        return "dep"
-    return "tes" if low.startswith("test") else "req"
+    kind = _KINDS.get(key)
+    if kind is None:
+        low = key[:4].lower()
+        if low.startswith(("dep", "bloc")):
+            kind = "dep"
+        else:
+            kind = "tes" if low.startswith("test") else "req"
+        if len(_KINDS) < 256:  # a file spells its keys a few ways; bounded all the same
+            _KINDS[key] = kind
+    return kind
+
+
+_KINDS: dict[str, str] = {}  # key as written -> kind: one look-up per field line
 
 
 def _parse_head(prose: str) -> _Head | None:
@@ -499,13 +528,24 @@ def _read_text(
     """
     if "`" in text:  # code is quoted, never a statement: blank it, keeping offsets
         text = _CODE_RE.sub(lambda m: " " * len(m.group()), text)
-    for m in _ITALIC_GROUP_RE.finditer(text):
+    # Both italic forms start with `*(` or `_(`: most text has neither.
+    italic = "*(" in text or "_(" in text
+    for m in _ITALIC_GROUP_RE.finditer(text) if italic else ():
         line = block.line_at(offset + m.start())
         _take_requirements(m.group(1) or m.group(2) or "", line, facts, ctx)
     if header and "(" in text:
-        _read_paren_groups(_ITALIC_GROUP_RE.sub(" ", text), offset, block, facts)
+        _read_paren_groups(
+            _ITALIC_GROUP_RE.sub(" ", text) if italic else text, offset, block, facts
+        )
+    if text.isascii() and not _may_hold_a_clause(text.lower()):
+        return  # (beyond ASCII, case-insensitive matching has more spellings: search)
     for m in _CLAUSE_RE.finditer(text):
         _read_clause(text, m, offset, block, facts, ctx, task_id)
+
+
+def _may_hold_a_clause(lowered: str) -> bool:
+    """Whether lower-cased ASCII text has a clause keyword ``_CLAUSE_RE`` looks for."""
+    return "depends" in lowered or "requirement" in lowered
 
 
 def _read_paren_groups(text: str, offset: int, block: Block, facts: _Facts) -> None:

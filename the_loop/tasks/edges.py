@@ -28,30 +28,38 @@ of reading a line.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from the_loop.findings import Level
-from the_loop.tasks import mermaid
 from the_loop.tasks.assembly import Context, show_ids
 from the_loop.tasks.model import Task
 from the_loop.tasks.prose_dag import ProseDag
+
+if TYPE_CHECKING:
+    from the_loop.tasks import mermaid  # its classes and patterns load with a flowchart
 
 # Ancestor searches made while comparing sources, at most (keeps a huge file linear).
 _SEARCH_BUDGET = 2_000_000
 
 
-@dataclass
 class _Source:
-    """One source's edges: target → {dependency: line}, and the tasks it states."""
+    """One source's edges: target → {dependency: line}, and the tasks it states.
 
-    name: str  # "fields" | "mermaid" | "prose"
-    words: str  # how a message names it
-    # Whether stating a task means stating all its direct dependencies. A field
-    # lists them all and a chart draws them all; a chain in prose (a critical
-    # path, `1 → {2, 3}`) states some orders and claims nothing about the rest.
-    complete: bool = True
-    deps: dict[str, dict[str, int]] = field(default_factory=dict)
-    stated: dict[str, int] = field(default_factory=dict)  # task → line of the statement
+    A plain class (working state of one read): one dataclass fewer to build on every start.
+    """
+
+    __slots__ = ("name", "words", "complete", "deps", "stated")
+
+    def __init__(self, name: str, words: str, *, complete: bool = True) -> None:
+        self.name = name  # "fields" | "mermaid" | "prose"
+        self.words = words  # how a message names it
+        # Whether stating a task means stating all its direct dependencies. A field
+        # lists them all and a chart draws them all; a chain in prose (a critical
+        # path, `1 → {2, 3}`) states some orders and claims nothing about the rest.
+        self.complete = complete
+        self.deps: dict[str, dict[str, int]] = {}
+        self.stated: dict[str, int] = {}  # task → line of the statement
 
     def add(self, dep: str, target: str, line: int) -> None:
         self.deps.setdefault(target, {}).setdefault(dep, line)

@@ -36,11 +36,12 @@ reads the chains in them. The rules:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level
+from the_loop.io.lazy_re import compile_on_use
 from the_loop.tasks.values import parse_depends
 
 # A heading that names the dependency order of the tasks.
@@ -48,7 +49,7 @@ DAG_HEADING_RE = re.compile(
     r"\bDAG\b|(?i:dependency[ \t]+graph|dependencies|task[ \t]+graph|task[ \t]+order"
     r"|critical[ \t]+path|execution[ \t]+order|\bordering\b|\bwaves?\b)"
 )
-_ARROW_RE = re.compile(r"<-{1,2}(?!>)|←|-{1,2}>|=>|→|⟶")
+_ARROW_RE = compile_on_use(r"<-{1,2}(?!>)|←|-{1,2}>|=>|→|⟶")
 _BACKWARD = frozenset({"<-", "<--", "←"})
 _ID = r"[Tt]?[0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?"
 _ITEM = rf"{_ID}(?:[ \t]*(?:\.\.|[–—-])[ \t]*{_ID})?"
@@ -57,25 +58,25 @@ _GROUP = (
     rf"|{_ITEM}(?:[ \t]*/[ \t]*{_ITEM})+"
     rf"|{_ITEM}(?:[ \t]*,[ \t]*{_ITEM})*"
 )
-_GROUP_RE = re.compile(_GROUP)
-_TRAILING_GROUP_RE = re.compile(rf"(?:^|(?<=[\s(:]))(?:{_GROUP})[ \t]*$")
-_LEADING_GROUP_RE = re.compile(rf"[ \t]*(?:{_GROUP})(?![\w.])")
-_ITEM_RE = re.compile(
+_GROUP_RE = compile_on_use(_GROUP)
+_TRAILING_GROUP_RE = compile_on_use(rf"(?:^|(?<=[\s(:]))(?:{_GROUP})[ \t]*$")
+_LEADING_GROUP_RE = compile_on_use(rf"[ \t]*(?:{_GROUP})(?![\w.])")
+_ITEM_RE = compile_on_use(
     r"[Tt]?([0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?)"
     r"(?:[ \t]*(?:\.\.|[–—-])[ \t]*[Tt]?([0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?))?"
 )
-_NOISE_RE = re.compile(r"\b(?:also|after|then|and|both)\b", re.IGNORECASE)
-_CODE_SPAN_RE = re.compile(r"`([^`]+)`")
-_ASIDE_RE = re.compile(r"\(([^()]*)\)")
-_BOX_ART_RE = re.compile(r"[\u2500-\u257f↑↓]")
-_BULLET_RE = re.compile(r"^(?:[-*+]|[0-9]{1,9}[.)])[ \t]+")
+_NOISE_RE = compile_on_use(r"\b(?:also|after|then|and|both)\b", re.IGNORECASE)
+_CODE_SPAN_RE = compile_on_use(r"`([^`]+)`")
+_ASIDE_RE = compile_on_use(r"\(([^()]*)\)")
+_BOX_ART_RE = compile_on_use(r"[\u2500-\u257f↑↓]")
+_BULLET_RE = compile_on_use(r"^(?:[-*+]|[0-9]{1,9}[.)])[ \t]+")
 _MAX_RANGE = 10_000
-_TASK_HEADER_RE = re.compile(r"(?i:tasks?|ids?|#|no\.?|step)")
-_DEPS_HEADER_RE = re.compile(
+_TASK_HEADER_RE = compile_on_use(r"(?i:tasks?|ids?|#|no\.?|step)")
+_DEPS_HEADER_RE = compile_on_use(
     r"(?i:depends(?:[ \t]+on)?|dependencies|deps|blocked[ \t]+by|after"
     r"|prerequisites?)"
 )
-_ROW_ID_RE = re.compile(r"[Tt]?([0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?)")
+_ROW_ID_RE = compile_on_use(r"[Tt]?([0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?)")
 
 
 @dataclass(frozen=True)
@@ -87,22 +88,27 @@ class ProseEdge:
     line: int
 
 
-@dataclass
 class ProseDag:
-    """The chains read so far, and the lines with arrows that were not understood."""
+    """The chains read so far, and the lines with arrows that were not understood.
 
-    path: Path
-    edges: list[ProseEdge] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
-    # Column of each arrow on the lines above → the group it leaves from, for
-    # lines that start with an arrow.
-    _columns: dict[int, list[str]] = field(default_factory=dict)
-    _unread_run: tuple[int, int] | None = None
-    _table: tuple[int, int] | None = None  # (task column, depends column) of the open table
-    _table_header: bool = False  # the header row was just read; the rule row comes next
-    # What dependency tables state: every row's task (→ its line) and its edges.
-    table_stated: dict[str, int] = field(default_factory=dict)
-    table_edges: list[ProseEdge] = field(default_factory=list)
+    A plain class (working state of one read, never compared or printed): one
+    dataclass fewer to build on every start.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.edges: list[ProseEdge] = []
+        self.findings: list[Finding] = []
+        # Column of each arrow on the lines above → the group it leaves from, for
+        # lines that start with an arrow.
+        self._columns: dict[int, list[str]] = {}
+        self._unread_run: tuple[int, int] | None = None
+        # (task column, depends column) of the open table
+        self._table: tuple[int, int] | None = None
+        self._table_header = False  # the header row was just read; the rule row comes next
+        # What dependency tables state: every row's task (→ its line) and its edges.
+        self.table_stated: dict[str, int] = {}
+        self.table_edges: list[ProseEdge] = []
 
     def table_row(self, raw: str, line: int) -> None:
         """One row of a markdown table at column 0 (header, rule or body row)."""

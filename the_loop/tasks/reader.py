@@ -13,18 +13,21 @@ writer reads files through here too.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.errors import UnusableInputError, Where
 from the_loop.findings import Level
 from the_loop.io.fences import closes_fence, open_fence
+from the_loop.io.lazy_re import compile_on_use
 from the_loop.io.textfile import SPEC_LIMIT, decode_utf8, read_limited
-from the_loop.tasks import mermaid
 from the_loop.tasks.assembly import Block, Context, Draft, assemble, has_task_id, lone_field
 from the_loop.tasks.edges import resolve_source
 from the_loop.tasks.model import TaskList
 from the_loop.tasks.prose_dag import DAG_HEADING_RE, ProseDag
+
+if TYPE_CHECKING:
+    from the_loop.tasks import mermaid
 
 
 def parse_tasks(text: str, path: Path) -> TaskList:
@@ -86,28 +89,41 @@ def decode(data: bytes, path: Path) -> str:
 _TASK_RE = re.compile(r"[-*+][ \t]+\[(.)\]((?:[ \t].*)?)$")
 # `1. [x] Title`: a task in an ordered list; without an id of its own it is the
 # number the list shows.
-_ORDERED_TASK_RE = re.compile(r"([0-9]{1,9})[.)][ \t]+\[(.)\]((?:[ \t].*)?)$")
-_NESTED_BOX_RE = re.compile(r"\[.\](?:[ \t]|$)")
+_ORDERED_TASK_RE = compile_on_use(r"([0-9]{1,9})[.)][ \t]+\[(.)\]((?:[ \t].*)?)$")
+_NESTED_BOX_RE = compile_on_use(r"\[.\](?:[ \t]|$)")
 _FIELD_LINE_RE = re.compile(
     r"[ \t]+[-*+][ \t]+(_(depends on|requirements|test):_[ \t]*(\S.*))", re.IGNORECASE
 )
-_BULLET_RE = re.compile(r"(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]+(.*))?$")
+_BULLET_RE = compile_on_use(r"(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]+(.*))?$")
 _HEADING_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
 # A heading that is a task: `### T1 — title`, `## Task 3: title` (the word is dropped).
 _HEADING_TASK_RE = re.compile(r"(?=[Tt][0-9])|[Tt]ask[ \t]+(?=[Tt]?[0-9])")
 _COMMENT_OPEN = re.compile(r" {0,3}<!--")  # an HTML block: it ends at the line holding -->
 
 
-@dataclass
 class _Fence:
-    """An open code fence: what closes it, and the lines of a mermaid block."""
+    """An open code fence: what closes it, and the lines of a mermaid block.
 
-    char: str
-    length: int
-    line: int
-    in_task: bool
-    mermaid: list[str] | None
-    in_dag: bool = False  # a plain fence in a DAG section: its lines are chains
+    A plain class (working state of one read): one dataclass fewer to build on every start.
+    """
+
+    __slots__ = ("char", "length", "line", "in_task", "mermaid", "in_dag")
+
+    def __init__(
+        self,
+        char: str,
+        length: int,
+        line: int,
+        in_task: bool,
+        mermaid: list[str] | None,
+        in_dag: bool = False,
+    ) -> None:
+        self.char = char
+        self.length = length
+        self.line = line
+        self.in_task = in_task
+        self.mermaid = mermaid
+        self.in_dag = in_dag  # a plain fence in a DAG section: its lines are chains
 
 
 class _Reader:
@@ -161,7 +177,11 @@ class _Reader:
             # Commented-out text (a template's example tasks) is not live.
             self.in_comment = "-->" not in line
             return
-        if _COMMENT_OPEN.match(line) and "-->" not in line[line.index("<!--") + 4 :]:
+        if (
+            "<!--" in line
+            and _COMMENT_OPEN.match(line)
+            and "-->" not in line[line.index("<!--") + 4 :]
+        ):
             if line[0] not in " \t":
                 self._finish()  # like any other column-0 line
             self.in_comment = True
@@ -325,6 +345,8 @@ class _Reader:
 
     def _close_chart(self, fence: _Fence) -> None:
         if fence.mermaid is not None:
+            from the_loop.tasks import mermaid  # only a file with a flowchart needs its reader
+
             chart = mermaid.parse_flowchart("\n".join(fence.mermaid), self.ctx.path, fence.line + 1)
             if chart is not None:
                 self.charts.append(chart)

@@ -16,6 +16,7 @@ import re
 import shlex
 from typing import Literal, NamedTuple
 
+from the_loop.io.lazy_re import compile_on_use
 from the_loop.tasks.model import Task
 
 # ---------------------------------------------------------------------------
@@ -24,7 +25,7 @@ from the_loop.tasks.model import Task
 # An id as a task line writes it (`3.`, `3)`, `3:`, `3 —`, `T3`, `Task 3`, `3.2`,
 # `T12b`, `**T3`), the separator included; the task-line reader and the writer share
 # it. A letter suffix (`T12b`) names a task inserted after 12 without renumbering.
-ID_RE = re.compile(
+ID_RE = compile_on_use(
     r"(?P<t>[Tt]ask[ \t]+|[Tt])?(?P<num>[0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?)"
     r"(?P<sep>\.|\)|:|[ \t]*[—–]|[ \t]+-(?=[ \t]|$)|(?=\*\*)|(?=[ \t]|$))"
 )
@@ -51,13 +52,13 @@ def _strip_zeros(part: str) -> str:
 
 ALL: Literal["all"] = "all"
 _MAX_RANGE = 100_000
-_PAREN_RE = re.compile(r"\([^()]*\)")
-_NONE_RE = re.compile(r"(?:none|nothing|n/a)(?![\w/])|[—–-]$", re.IGNORECASE)
-_ALL_RE = re.compile(r"all(?:[ \t]+(?:other[ \t]+)?tasks)?(?:[ \t]+above)?\.?$", re.IGNORECASE)
+_PAREN_RE = compile_on_use(r"\([^()]*\)")
+_NONE_RE = compile_on_use(r"(?:none|nothing|n/a)(?![\w/])|[—–-]$", re.IGNORECASE)
+_ALL_RE = compile_on_use(r"all(?:[ \t]+(?:other[ \t]+)?tasks)?(?:[ \t]+above)?\.?$", re.IGNORECASE)
 _SIMPLE_DEPS_RE = re.compile(r"[0-9]{1,9}(?:, [0-9]{1,9})+$")
-_DEP_SPLIT_RE = re.compile(r"[,;&+]|[ \t]and[ \t]", re.IGNORECASE)
+_DEP_SPLIT_RE = compile_on_use(r"[,;&+]|[ \t]and[ \t]", re.IGNORECASE)
 _TASK_NUMBER = r"[0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?"
-_DEP_ITEM_RE = re.compile(
+_DEP_ITEM_RE = compile_on_use(
     rf"(?:tasks?[ \t]+)?[Tt]?({_TASK_NUMBER})"
     rf"(?:[ \t]*(?:[–—-]|\.\.|to)[ \t]*[Tt]?({_TASK_NUMBER}))?"
 )
@@ -148,7 +149,9 @@ _NOT_CITATIONS_RE = re.compile(
     r"|(?i:(?:security|design)[ \t]+)?§[ \t]*[0-9][0-9.]*(?:[ \t]*[–—-][ \t]*§?[ \t]*[0-9][0-9.]*)?"
 )
 _SIMPLE_REQS_RE = re.compile(r"(?:(?:NFR|FR|AC|R)[1-9][0-9]{0,8}(?:\.[1-9][0-9]{0,8})?(?:, |$))+$")
-_ID_LIKE_RE = re.compile(r"(?<![\w.#])[A-Za-z]*[-_]?[0-9][\w.-]*")
+_ID_LIKE_RE = compile_on_use(r"(?<![\w.#])[A-Za-z]*[-_]?[0-9][\w.-]*")
+# A letter, or a digit that is not a decimal (`²`): without one, quiet text names nothing.
+_LETTER_RE = re.compile(r"[^\W\d_]")
 _ALL_REQ_RE = re.compile(r"[ \t]*all\b", re.IGNORECASE)
 
 
@@ -167,6 +170,10 @@ def parse_requirements(value: str, *, quiet: bool = False) -> Requirements:
     """
     if _SIMPLE_REQS_RE.match(value):  # `R1, R2.3, AC7`: ids as written, the common case
         return Requirements(tuple(dict.fromkeys(value.split(", "))), ())
+    if quiet and not _LETTER_RE.search(value):
+        # Quietly only a family's id (`R1`, `NFR`) or `all` is taken, and each has a
+        # letter: a title's `(2)` or `(1/3)` names nothing, without the passes below.
+        return Requirements((), ())
     ids: dict[str, None] = {}
     malformed: list[str] = []
     if _ALL_REQ_RE.match(value):
@@ -254,8 +261,8 @@ def unsplittable_span(value: str) -> str | None:
     return None
 
 
-_CODE_RUN_RE = re.compile(r"`+")
-_ROW_LABEL_RE = re.compile(r"T[0-9]+[ \t]+[—–-][ \t]+")
+_CODE_RUN_RE = compile_on_use(r"`+")
+_ROW_LABEL_RE = compile_on_use(r"T[0-9]+[ \t]+[—–-][ \t]+")
 
 
 def _first_code_span(text: str) -> str | None:

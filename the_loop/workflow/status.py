@@ -6,8 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from the_loop.checkpoint import resets
-from the_loop.checkpoint.state_dir import journal_exists
+from the_loop.checkpoint.state_dir import journal_exists, resets_exist
 from the_loop.findings import counts
 from the_loop.log.execution_log import LogEntry
 from the_loop.spec.items import CHAIN
@@ -17,6 +16,7 @@ from the_loop.workflow.item_report import ItemReport, relative
 from the_loop.workflow.next_action import Action, next_action
 
 if TYPE_CHECKING:
+    from the_loop.checkpoint import resets
     from the_loop.workflow.tick_evidence import TickProblem
 
 
@@ -104,13 +104,29 @@ def item_status(report: ItemReport) -> ItemStatus:
         in_progress=summary.in_progress if summary else (),
         action=next_action(report),
         resume=report.last_entry,
-        open_resets=tuple(resets.open_resets(root, report.id)),
+        open_resets=_open_resets(root, report.id),
         interrupted_checkpoint=interrupted,
         finding_counts=counts(report.check()[0]),
         tick_problems=report.tick_problems,
         tasks_path=relative(report.item.artifacts["tasks"].path, root),
-        skipped_resets=resets.skipped_count(root, report.id),
+        skipped_resets=_skipped_resets(root, report.id),
     )
+
+
+def _open_resets(root: Path, item: str) -> tuple[resets.ResetRecord, ...]:
+    if not resets_exist(root):
+        return ()  # the common case, answered without loading the reset machinery
+    from the_loop.checkpoint import resets
+
+    return tuple(resets.open_resets(root, item))
+
+
+def _skipped_resets(root: Path, item: str) -> int:
+    if not resets_exist(root):
+        return 0
+    from the_loop.checkpoint import resets
+
+    return resets.skipped_count(root, item)
 
 
 def interrupted_checkpoint(root: Path, item: str) -> str | None:
