@@ -8,6 +8,9 @@ exact ``os.replace``/``os.rename`` of the write.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -96,3 +99,30 @@ def test_a_users_own_tmp_file_is_left_alone(project: Path) -> None:
     assert mine.read_text() == "mine"
     assert lookalike.read_text() == "mine too"
     assert (project / TASKS).is_file()
+
+
+def test_a_cache_write_cut_short_is_swept_once_its_writer_is_gone(project: Path) -> None:
+    """A read command killed while it wrote the parse cache or a kept answer (no lock held)."""
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dead_pid = int(gone.stdout)  # that process has exited
+    cache = project / ".the-loop/state/cache"
+    answers = cache / "answers"
+    answers.mkdir(parents=True)
+    dead = [
+        cache / f".tasks-0123abcd.entry.{dead_pid}.0a1b2c3d.tmp",
+        answers / f".0123abcd0123abcd.answer.{dead_pid}.89abcdef.tmp",
+    ]
+    alive = cache / f".tasks-4567abcd.entry.{os.getpid()}.0a1b2c3d.tmp"  # a writer still at work
+    for path in (*dead, alive):
+        path.write_bytes(b"half an entry")
+
+    ok(project, *DONE_3)
+
+    assert [p for p in dead if p.exists()] == []
+    assert alive.read_bytes() == b"half an entry"
+    assert "cache" not in " ".join(committed_names(project))

@@ -8,7 +8,9 @@ pick them up. They are loop's own and only ever exist while a command holds the
 project lock, so under the lock any that exist are debris.
 
 Only names loop itself makes are touched: a temporary file of a file loop
-writes, and a staging folder that holds nothing but artifact files.
+writes, and a staging folder that holds nothing but artifact files. The caches
+in ``state/cache/`` are written by read-only commands, without the lock, so a
+temporary file there is debris only once the process named in it is gone.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ _WRITTEN = {
     "checkpoint.json",
 }
 _STAGING = re.compile(r"^\.[A-Za-z0-9][A-Za-z0-9._-]*\.[A-Za-z0-9_]{8}$")
+# The caches' temporary files: ``.<entry>.<pid>.<8 hex>.tmp`` (io/content_cache, cli/answer_memo).
+_CACHE_TEMP = re.compile(r"^\..+\.(?P<pid>[0-9]+)\.[0-9a-f]{8}\.tmp$")
 
 
 def sweep(root: Path, spec_root: Path | None = None) -> list[Path]:
@@ -68,6 +72,22 @@ def _candidates(root: Path, spec_root: Path | None) -> Iterator[Path]:
         for name in _children(spec_root, dirs=True):
             if _STAGING.match(name) and _only_artifacts(spec_root / name):
                 yield spec_root / name
+    for folder in (state / "cache", state / "cache" / "answers"):
+        for name in _children(folder, dirs=False):
+            match = _CACHE_TEMP.match(name)
+            if match is not None and not _running(int(match["pid"])):
+                yield folder / name
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists (a killed cache writer's does not)."""
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):  # gone, or no process could have that id
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
 
 
 def _is_temp_of_ours(file_name: str) -> bool:

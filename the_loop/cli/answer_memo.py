@@ -213,7 +213,9 @@ class Memo:
                 inputs.append((path, kept))
             state_dir(root, create=True)  # with its .gitignore, as every state write
             os.makedirs(self.folder, exist_ok=True)
-            tmp = f"{self.path}.{os.getpid()}.tmp"
+            name = os.path.basename(self.path)
+            # the caches' temporary name: a sweep removes it once this process is gone
+            tmp = os.path.join(self.folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
             with open(tmp, "wb") as handle:
                 handle.write(marshal.dumps((FORMAT, self.key, tuple(inputs), *result)))
             os.replace(tmp, self.path)

@@ -94,14 +94,9 @@ def run(argv: list[str]) -> int | None:
         return None
     from the_loop.io import collector
 
-    with collector.paused_for_command():
-        return _run(line)
-
-
-def _run(line: _Line) -> int | None:
-    """``run`` once the command line is known to be one this path answers."""
     try:
-        kept = _kept_or_computed(argv, line)
+        with collector.paused_for_command():
+            kept = _kept_or_computed(argv, line)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return 130

@@ -9,35 +9,43 @@ the cache). Reference counting still frees everything as usual while it is pause
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
 
 # Past this many objects built at once, what was built is moved out of the collector's sight.
 LARGE = 200_000
 
 
-@contextmanager
-def paused(expected_objects: int = 0) -> Iterator[None]:
-    """Pause the collector (if it was on) for the block; ``expected_objects`` sizes the work.
+class Paused:
+    """Pause the collector (if it was on) for a ``with`` block; ``expected_objects`` sizes it.
 
     After a block that built at least :data:`LARGE` objects, everything alive is
     frozen (``gc.freeze``): the values a command has read live until it exits,
     and walking them again would only repeat the pass the pause avoided. Cyclic
     garbage made before the freeze is kept rather than collected; a command's
-    process is short.
+    process is short. (A class, not ``contextlib``: this module is on the quick
+    path, where contextlib's import alone would cost more than a kept answer.)
     """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            if expected_objects >= LARGE:
+
+    def __init__(self, expected_objects: int = 0) -> None:
+        self.expected_objects = expected_objects
+        self.was_enabled = False
+
+    def __enter__(self) -> None:
+        self.was_enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *_exc: object) -> None:
+        if self.was_enabled:
+            if self.expected_objects >= LARGE:
                 gc.freeze()
             gc.enable()
 
 
-def paused_for_command() -> AbstractContextManager[None]:
+def paused(expected_objects: int = 0) -> Paused:
+    """The collector paused for a block that builds about ``expected_objects`` objects."""
+    return Paused(expected_objects)
+
+
+def paused_for_command() -> Paused:
     """Pause the collector for what is left of a short read-only command.
 
     Loading loop's modules and reading an item's files build objects by the
@@ -46,4 +54,4 @@ def paused_for_command() -> AbstractContextManager[None]:
     of its CPU). Everything alive at the end is frozen, so that the pass which
     follows the pause does not walk all that was read.
     """
-    return paused(expected_objects=LARGE)
+    return Paused(expected_objects=LARGE)
