@@ -27,9 +27,9 @@ import json
 import os
 import re
 import shutil
-import time
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
