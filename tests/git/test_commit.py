@@ -244,6 +244,23 @@ def test_stage_all_takes_tracked_untracked_and_deletions_but_not_ignored(git_rep
     assert git(git_repo, "status", "--porcelain", "--ignored").stdout == "!! debug.log\n"
 
 
+@pytest.mark.parametrize("count", [3, 1200], ids=["named paths", "past the limit: add -A"])
+def test_stage_all_commits_every_change_however_many(git_repo: Path, count: int) -> None:
+    write(git_repo / "old.md", "old\n")
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-q", "-m", "setup")
+    (git_repo / "old.md").unlink()
+    for k in range(count - 1):
+        write(git_repo / "batch" / f"f{k:04}.md", f"{k}\n")
+
+    outcome = commit_checkpoint(git_repo, message=MESSAGE, stage="all")
+
+    assert outcome.status == "committed"
+    assert len(committed_files(git_repo)) == count
+    assert "D\told.md" in committed_files(git_repo)
+    assert git(git_repo, "status", "--porcelain").stdout == ""
+
+
 def test_stage_tracked_takes_tracked_changes_plus_the_given_paths(git_repo: Path) -> None:
     write(git_repo / "README.md", "# changed\n")
     write(git_repo / "spec" / "tasks.md", "- [x] 1\n")
@@ -331,7 +348,7 @@ def test_another_git_holding_the_index_lock_is_reported_and_left_alone(git_repo:
     write(git_repo / "wip.md", "work in progress\n")
     index_before = (git_repo / ".git" / "index").read_bytes()
 
-    with pytest.raises(GitError, match="`git add -A` failed") as caught:
+    with pytest.raises(GitError, match="`git add -A[^`]*` failed") as caught:
         commit_checkpoint(git_repo, message=MESSAGE)
 
     assert any("index.lock': File exists" in line for line in caught.value.details)

