@@ -30,6 +30,7 @@ from the_loop.tasks.values import (
     canonical_id,
     parse_depends,
     parse_requirements,
+    quiet_ids,
     unsplittable_span,
 )
 
@@ -44,20 +45,16 @@ class Block:
     cost is paid 100k times on large files.
     """
 
-    __slots__ = ("parts", "lines", "_starts", "field")
+    __slots__ = ("parts", "lines", "_starts")
 
-    def __init__(self, part: str, line: int, field: Field | None = None) -> None:
+    def __init__(self, part: str, line: int) -> None:
         self.parts = [part]
         self.lines = [line]
         self._starts: list[int] | None = None
-        # A sub-bullet that is exactly one template field (`_Test:_ value`),
-        # recognised while reading the line so assembly can skip the search.
-        self.field = field
 
     def add(self, part: str, line: int) -> None:
         self.parts.append(part)
         self.lines.append(line)
-        self.field = None  # the value continues on this line: read it the general way
 
     @property
     def text(self) -> str:
@@ -108,9 +105,18 @@ class Draft:
         self.mark_offset = mark_offset
         self.end_line = line
         self.paragraph = paragraph
-        self.blocks: list[Block] = []
+        self.blocks: list[Block | FieldLine] = []
         self.after_blank = False
         self.heading = heading
+
+    def last_block(self) -> Block:
+        """The last sub-item, as a ``Block`` that more lines can join."""
+        last = self.blocks[-1]
+        if type(last) is tuple:
+            # A lone field whose value continues on the next line: from now on it
+            # is read the general way, like any sub-item of several lines.
+            last = self.blocks[-1] = Block(last[3], last[2])
+        return last  # type: ignore[return-value]
 
 
 class Context:
@@ -219,6 +225,11 @@ class _Head(NamedTuple):
 # (kind, value, offset): kind is "dep", "req" or "tes"; offset is where the value
 # starts in the block text. A plain tuple, as one is made per field line.
 Field = tuple[str, str, int]
+# A sub-bullet that is exactly one template field (`  - _Test:_ value`), recognised
+# while reading the line so assembly skips the search: (kind, value, line, the
+# bullet's text). A tuple rather than a ``Block``: they are most lines of a large
+# file. ``Draft.last_block`` turns one into a ``Block`` when its value continues.
+FieldLine = tuple[str, str, int, str]
 
 
 class _Facts:
@@ -262,39 +273,43 @@ def assemble(draft: Draft, ctx: Context) -> Task | None:
     """
     para = draft.paragraph
     prose, fields = _split_fields(para.text, plain=False)
-    head = _parse_head(prose)
-    if head is None or draft.mark is None:
-        _not_a_task(draft, prose, head, ctx)
-        return None
+    fast = _PLAIN_HEAD_RE.match(prose)
+    if fast is not None and draft.mark is not None:
+        # The template's `3. Title`, which is most tasks: read without building a `_Head`.
+        t, number, title = fast.groups()
+        label, task_id, title = t + number, canonical_id(number), _clean(title)
+        rest, rest_offset = "", 0
+    else:
+        head = _parse_head(prose)
+        if head is None or draft.mark is None:
+            _not_a_task(draft, prose, head, ctx)
+            return None
+        label, task_id, title, rest, rest_offset = head
     facts = _Facts()
-    if head.rest:
-        facts.details.append(head.rest)
-        _read_text(head.rest, head.rest_offset, para, facts, ctx, head.id, header=True)
-    elif head.title and _worth_reading(head.title):
-        _read_text(prose, 0, para, facts, ctx, head.id, header=True)
+    if rest:
+        facts.details.append(rest)
+        _read_text(rest, rest_offset, para, facts, ctx, task_id, header=True)
+    elif title and _worth_reading(title):
+        _read_text(prose, 0, para, facts, ctx, task_id, header=True)
     if fields:
-        _take_fields(fields, para, facts, ctx, head.id)
-    for block in draft.blocks:
-        if block.field is not None:  # `  - _Key:_ value`: most lines of a large file
-            _take_field(block.field[0], block.field[1], block.lines[0], facts, ctx, head.id)
-        else:
-            _read_block(block, facts, ctx, head.id)
+        _take_fields(fields, para, facts, ctx, task_id)
+    _take_blocks(draft.blocks, facts, ctx, task_id)
     if not facts.requirements and facts.in_parentheses:
         facts.requirements = facts.in_parentheses
         facts.requirements_line = facts.in_parentheses_line
-    if not head.title:
+    if not title:
         ctx.note(
             Level.WARNING,
             "tasks.empty-title",
-            f"task {head.label} has no title",
+            f"task {label} has no title",
             draft.line,
-            f"describe the task after its id: `- [ ] {head.label}. <title>`",
+            f"describe the task after its id: `- [ ] {label}. <title>`",
         )
     task = new_task(
         {
-            "id": head.id,
-            "label": head.label,
-            "title": head.title,
+            "id": task_id,
+            "label": label,
+            "title": title,
             "state": STATE_OF_MARK.get(draft.mark) or _unknown_mark(draft, ctx),
             "line": draft.line,
             "end_line": draft.end_line,
@@ -313,6 +328,27 @@ def assemble(draft: Draft, ctx: Context) -> Task | None:
     ctx.tasks.append(task)
     ctx.stated.append(facts.stated)
     return task
+
+
+def _take_blocks(
+    blocks: list[Block | FieldLine], facts: _Facts, ctx: Context, task_id: str
+) -> None:
+    """The task's sub-items, in order."""
+    for block in blocks:
+        if type(block) is not tuple:
+            _read_block(block, facts, ctx, task_id)  # type: ignore[arg-type]
+            continue
+        # `  - _Key:_ value`: most lines of a large file (``_take_field``, inlined).
+        kind, value, line = block[0], block[1], block[2]
+        if kind == "dep":
+            _take_depends(value, line, facts, ctx, task_id)
+        elif kind == "req":
+            _take_requirements(value, line, facts, ctx)
+        elif facts.test is None:
+            facts.test, facts.test_line = value, line
+            _check_test(value, line, ctx)
+        else:
+            facts.details.append(f"Test: {value}")
 
 
 def _read_block(block: Block, facts: _Facts, ctx: Context, task_id: str) -> None:
@@ -400,13 +436,13 @@ def _fields_from(s: str, m: re.Match[str], nxt: re.Match[str] | None) -> list[Fi
         m = nxt
 
 
-def lone_field(key: str, value: str, offset: int) -> Field | None:
-    """The field of a ``_Key:_ value`` sub-bullet, or None if more fields follow."""
+def field_line(content: str, key: str, value: str, line: int) -> FieldLine | Block:
+    """A ``_Key:_ value`` sub-bullet (``content``): its one field, or a ``Block`` if more follow."""
     # Every field marker has a colon: without one, no second field can follow.
     if ":" in value and _FIELD_RE.search(value):
-        return None
+        return Block(content.rstrip(), line)
     value = value.rstrip()
-    return (field_kind(key), value.rstrip(_SEPARATORS) or value, offset)
+    return (field_kind(key), value.rstrip(_SEPARATORS) or value, line, content.rstrip())
 
 
 def field_kind(key: str) -> str:
@@ -550,11 +586,11 @@ def _may_hold_a_clause(lowered: str) -> bool:
 
 def _read_paren_groups(text: str, offset: int, block: Block, facts: _Facts) -> None:
     for m in _PAREN_GROUP_RE.finditer(text):
-        found = parse_requirements(m.group(1), quiet=True)
-        if found.ids:
+        ids = quiet_ids(m.group(1))
+        if ids:
             if facts.in_parentheses_line is None:
                 facts.in_parentheses_line = block.line_at(offset + m.start())
-            facts.in_parentheses.update(dict.fromkeys(found.ids))
+            facts.in_parentheses.update(dict.fromkeys(ids))
 
 
 def _read_clause(

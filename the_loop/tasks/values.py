@@ -70,6 +70,8 @@ def parse_depends(value: str) -> tuple[str, ...] | Literal["all"] | None:
     if text.isdigit() and text.isascii():
         return (canonical_id(text),)
     if _SIMPLE_DEPS_RE.match(text):  # `1, 4, 7`
+        if text[0] != "0" and ", 0" not in text:  # no leading zero: each is canonical
+            return tuple(dict.fromkeys(text.split(", ")))
         return tuple(dict.fromkeys(canonical_id(n) for n in text.split(", ")))
     if _NONE_RE.match(text):
         return ()
@@ -162,14 +164,26 @@ class Requirements(NamedTuple):
     malformed: tuple[str, ...]
 
 
+# Simple values read so far (`R3` → its reading); the readings are immutable, so
+# each is shared. Bounded: a file spells its citations in few ways.
+_READ: dict[str, Requirements] = {}
+
+
 def parse_requirements(value: str, *, quiet: bool = False) -> Requirements:
     """Citation tokens in ``value``; id-like tokens outside parentheses that are not ids.
 
     ``quiet`` reads ``value`` as prose in parentheses: only ids of the requirement
     families are taken and nothing is reported.
     """
+    if not quiet:
+        seen = _READ.get(value)
+        if seen is not None:
+            return seen
     if _SIMPLE_REQS_RE.match(value):  # `R1, R2.3, AC7`: ids as written, the common case
-        return Requirements(tuple(dict.fromkeys(value.split(", "))), ())
+        found = Requirements(tuple(dict.fromkeys(value.split(", "))), ())
+        if not quiet and len(_READ) < 1024:  # a file cites a few values many times
+            _READ[value] = found
+        return found
     if quiet and not _LETTER_RE.search(value):
         # Quietly only a family's id (`R1`, `NFR`) or `all` is taken, and each has a
         # letter: a title's `(2)` or `(1/3)` names nothing, without the passes below.
@@ -200,6 +214,13 @@ def _collect_quietly(group: str, ids: dict[str, None]) -> str:
     # Parentheses hold prose ("(design D2)", "(receiver)"): take ids, report nothing.
     ids.update(dict.fromkeys(parse_requirements(group[1:-1], quiet=True).ids))
     return " , "
+
+
+def quiet_ids(value: str) -> tuple[str, ...]:
+    """The ids ``parse_requirements(value, quiet=True)`` finds (prose in parentheses)."""
+    if not _LETTER_RE.search(value):
+        return ()  # a title's `(2)`: the quiet reading takes nothing without a letter
+    return parse_requirements(value, quiet=True).ids
 
 
 def _citation_ids(m: re.Match[str], *, quiet: bool) -> list[str] | None:
