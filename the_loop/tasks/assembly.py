@@ -197,11 +197,11 @@ _PLAIN_FIELD_RE = compile_on_use(
 )
 _SEPARATORS = " \t—–·|"
 # `*(AC7, R2)*` or `_(AC7)_`: a citation group in the task's text.
-_ITALIC_GROUP_RE = re.compile(r"\*\(([^()*]*)\)\*|(?<![\w])_\(([^()_]*)\)_")
+_ITALIC_GROUP_RE = compile_on_use(r"\*\(([^()*]*)\)\*|(?<![\w])_\(([^()_]*)\)_")
 # A plain `(AC1.3)` or `(req 2)` in the task's header paragraph.
 _PAREN_GROUP_RE = re.compile(r"\(([^()]{1,200})\)")
 # `depends on` and `Requirements:` in running text (the clause grammar of the module doc).
-_CLAUSE_RE = re.compile(
+_CLAUSE_RE = compile_on_use(
     r"(?<![\w*_/-])(?:(?P<dep>depends[ \t]+on)|(?P<req>requirements?))(?![\w-])"
     r"[ \t]*(?P<colon>:)?[ \t]*",
     re.IGNORECASE,

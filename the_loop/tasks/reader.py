@@ -98,7 +98,7 @@ _BULLET_RE = compile_on_use(r"(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]+(.*))?$")
 _HEADING_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
 # A heading that is a task: `### T1 — title`, `## Task 3: title` (the word is dropped).
 _HEADING_TASK_RE = re.compile(r"(?=[Tt][0-9])|[Tt]ask[ \t]+(?=[Tt]?[0-9])")
-_COMMENT_OPEN = re.compile(r" {0,3}<!--")  # an HTML block: it ends at the line holding -->
+_COMMENT_OPEN = compile_on_use(r" {0,3}<!--")  # an HTML block: it ends at the line holding -->
 
 
 class _Fence:

@@ -134,16 +134,16 @@ def _expand(first: str, last: str) -> list[str] | None:
 REQUIREMENT_FAMILIES = ("R", "AC", "FR", "NFR", "REQ")
 _REQ_NUMBER = r"[0-9]{1,9}[a-z]?(?:\.[0-9]{1,9}[a-z]?)*"
 _FAMILY = r"(?:(?i:nfr|fr|ac|req|r)|[A-Z]{1,5})"
-_CITE_RE = re.compile(
+_CITE_RE = compile_on_use(
     r"(?<![\w-])(?P<nfr>NFR)(?![\w-])(?:[ \t]+(?![A-Z]{1,5}[ \t]?[0-9])[A-Za-z][\w-]*)?|"
     rf"(?<![\w.#/§@-])(?:(?P<p>{_FAMILY})(?:[ \t]?-?[ \t]?))?(?P<a>{_REQ_NUMBER})"
     rf"(?:[ \t]*(?:[–—-]|\.\.)[ \t]*(?:(?P<q>{_FAMILY})[ \t]?-?)?(?P<b>{_REQ_NUMBER}))?"
     r"(?![\w])"
 )
-_REQ_WORD_RE = re.compile(r"(?<![\w-])req(?:uirement)?[ \t]+(?=[0-9])", re.IGNORECASE)
-_AC_BEFORE_R_RE = re.compile(r"(?<![\w-])AC[ \t]+(?=R[0-9])")
+_REQ_WORD_RE = compile_on_use(r"(?<![\w-])req(?:uirement)?[ \t]+(?=[0-9])", re.IGNORECASE)
+_AC_BEFORE_R_RE = compile_on_use(r"(?<![\w-])AC[ \t]+(?=R[0-9])")
 # Phrases with numbers that cite something other than a requirement: dropped unread.
-_NOT_CITATIONS_RE = re.compile(
+_NOT_CITATIONS_RE = compile_on_use(
     r"`[^`]*`"  # code
     r"|\]\([^)]*\)"  # a link's target (its text, `[R1.1]`, is read)
     r"|https?://\S+"
@@ -154,7 +154,7 @@ _SIMPLE_REQS_RE = re.compile(r"(?:(?:NFR|FR|AC|R)[1-9][0-9]{0,8}(?:\.[1-9][0-9]{
 _ID_LIKE_RE = compile_on_use(r"(?<![\w.#])[A-Za-z]*[-_]?[0-9][\w.-]*")
 # A letter, or a digit that is not a decimal (`²`): without one, quiet text names nothing.
 _LETTER_RE = re.compile(r"[^\W\d_]")
-_ALL_REQ_RE = re.compile(r"[ \t]*all\b", re.IGNORECASE)
+_ALL_REQ_RE = compile_on_use(r"[ \t]*all\b", re.IGNORECASE)
 
 
 class Requirements(NamedTuple):
