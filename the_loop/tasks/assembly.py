@@ -291,7 +291,10 @@ def assemble(draft: Draft, ctx: Context) -> Task | None:
     if rest:
         facts.details.append(rest)
         _read_text(rest, rest_offset, para, facts, ctx, task_id, header=True)
-    elif title and _worth_reading(title):
+    elif title and (
+        "(" in title or "epends" in title or "EPENDS" in title or "equirement" in title
+    ):
+        # (``_worth_reading``, inlined: once per task)
         _read_text(prose, 0, para, facts, ctx, task_id, header=True)
     if fields:
         _take_fields(fields, para, facts, ctx, task_id)
@@ -580,15 +583,14 @@ def _read_text(
         _read_paren_groups(
             _ITALIC_GROUP_RE.sub(" ", text) if italic else text, offset, block, facts
         )
-    if text.isascii() and not _may_hold_a_clause(text.lower()):
-        return  # (beyond ASCII, case-insensitive matching has more spellings: search)
+    if text.isascii():
+        # Lower-cased ASCII text holds a clause only with a keyword `_CLAUSE_RE` looks
+        # for (beyond ASCII, case-insensitive matching has more spellings: search).
+        lowered = text.lower()
+        if "depends" not in lowered and "requirement" not in lowered:
+            return
     for m in _CLAUSE_RE.finditer(text):
         _read_clause(text, m, offset, block, facts, ctx, task_id)
-
-
-def _may_hold_a_clause(lowered: str) -> bool:
-    """Whether lower-cased ASCII text has a clause keyword ``_CLAUSE_RE`` looks for."""
-    return "depends" in lowered or "requirement" in lowered
 
 
 def _read_paren_groups(text: str, offset: int, block: Block, facts: _Facts) -> None:

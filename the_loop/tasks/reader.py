@@ -274,19 +274,20 @@ class _Reader:
 
     def _checkbox(self, m: re.Match[str], no: int, pos: int) -> None:
         draft = self.draft
-        content = m.group(2).strip()
+        mark, content = m.groups()
+        content = content.strip()
         if draft is not None:
             if draft.heading and not has_task_id(content):
                 # `- [x] Done` under `### T1 — …`: the heading task's state (the first one).
                 if draft.mark is None:
-                    draft.mark = m.group(1)
+                    draft.mark = mark
                     draft.mark_offset = self._byte_offset(pos + m.start(1))
                 draft.end_line = no
                 return
             self.draft = None
             assemble(draft, self.ctx)  # (``_finish``, inlined: one call per task)
         offset = pos + m.start(1) if self.ascii else self._byte_offset(pos + m.start(1))
-        self.draft = Draft(m.group(1), no, offset, Block(content, no))
+        self.draft = Draft(mark, no, offset, Block(content, no))
 
     def _ordered_task(self, m: re.Match[str], no: int, pos: int) -> None:
         shown = int(m.group(1)) if self.ordered is None else self.ordered + 1
