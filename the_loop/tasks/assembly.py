@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from pathlib import Path
-from typing import NamedTuple
 
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level
@@ -212,14 +211,11 @@ _CODE_RE = compile_on_use(r"`+[^`]*`+")
 _MAX_CLAUSE = 200
 
 
-class _Head(NamedTuple):
-    """What the task paragraph says before its fields: id, title, the rest."""
-
-    label: str
-    id: str
-    title: str
-    rest: str  # only a bold title leaves a rest: the paragraph after the bold span
-    rest_offset: int
+# What the task paragraph says before its fields: (label, id, title, rest,
+# rest_offset). Only a bold title leaves a rest: the paragraph after the bold span,
+# which starts at ``rest_offset``. A plain tuple: ``typing.NamedTuple`` would import
+# typing into every cold start.
+_Head = tuple[str, str, str, str, int]
 
 
 # (kind, value, offset): kind is "dep", "req" or "tes"; offset is where the value
@@ -275,7 +271,7 @@ def assemble(draft: Draft, ctx: Context) -> Task | None:
     prose, fields = _split_fields(para.text, plain=False)
     fast = _PLAIN_HEAD_RE.match(prose)
     if fast is not None and draft.mark is not None:
-        # The template's `3. Title`, which is most tasks: read without building a `_Head`.
+        # The template's `3. Title`, which is most tasks: read without `_parse_head`.
         t, number, title = fast.groups()
         # (``canonical_id`` and ``_clean`` inlined: the number is digits, the title has no `*`.)
         label, task_id = t + number, number if number[0] != "0" else canonical_id(number)
@@ -400,7 +396,7 @@ def _not_a_task(draft: Draft, prose: str, head: _Head | None, ctx: Context) -> N
         ctx.note(
             Level.WARNING,
             "tasks.heading-no-checkbox",
-            f"not understood: heading `{head.label}` reads as a task but has no checkbox "
+            f"not understood: heading `{head[0]}` reads as a task but has no checkbox "
             "below it (expected `- [ ] Done` before the next heading), so it is not a task",
             draft.line,
             "add a checkbox line `- [ ] Done` under the heading to track its state",
@@ -477,7 +473,7 @@ def _parse_head(prose: str) -> _Head | None:
     fast = _PLAIN_HEAD_RE.match(prose)
     if fast:  # the template's `3. Title`, which is most tasks
         t, number, title = fast.groups()
-        return _Head(t + number, canonical_id(number), _clean(title), "", 0)
+        return (t + number, canonical_id(number), _clean(title), "", 0)
     lead = len(prose) - len(prose.lstrip())
     text = prose[lead:]
     if text.startswith("**"):
@@ -496,7 +492,7 @@ def _parse_head(prose: str) -> _Head | None:
             title = after[inner_lead + 2 : close]
             rest_at = lead + m.end() + close + 2
             return _bold_head(m, title, after[close + 2 :], rest_at)
-    return _Head(_label(m), canonical_id(m.group("num")), _clean(after), "", 0)
+    return (_label(m), canonical_id(m.group("num")), _clean(after), "", 0)
 
 
 def _bold_head(m: re.Match[str], title: str, rest: str, rest_offset: int) -> _Head:
@@ -510,7 +506,7 @@ def _bold_head(m: re.Match[str], title: str, rest: str, rest_offset: int) -> _He
         cleaned, stripped_rest = _clean(f"{cleaned} {rest}"), ""
     # Keep the offset exact: lines of clauses in the rest are found through it.
     rest_offset += len(rest) - len(rest.lstrip(_SEPARATORS))
-    return _Head(_label(m), canonical_id(m.group("num")), cleaned, stripped_rest, rest_offset)
+    return (_label(m), canonical_id(m.group("num")), cleaned, stripped_rest, rest_offset)
 
 
 def _id_match(text: str) -> re.Match[str] | None:

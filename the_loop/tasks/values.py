@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Literal, NamedTuple
 
 from the_loop.io.lazy_re import compile_on_use
 from the_loop.tasks.model import Task
+
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
+if TYPE_CHECKING:
+    from typing import Literal
 
 # ---------------------------------------------------------------------------
 # Task ids
@@ -157,11 +160,18 @@ _LETTER_RE = re.compile(r"[^\W\d_]")
 _ALL_REQ_RE = compile_on_use(r"[ \t]*all\b", re.IGNORECASE)
 
 
-class Requirements(NamedTuple):
-    """The ids a requirements value names, in order, and id-like tokens that are not ids."""
+class Requirements:
+    """The ids a requirements value names, in order, and id-like tokens that are not ids.
 
-    ids: tuple[str, ...]
-    malformed: tuple[str, ...]
+    A plain class with slots, read only (one reading may be shared): a
+    ``typing.NamedTuple`` would import typing into every cold start.
+    """
+
+    __slots__ = ("ids", "malformed")
+
+    def __init__(self, ids: tuple[str, ...], malformed: tuple[str, ...]) -> None:
+        self.ids = ids
+        self.malformed = malformed
 
 
 # Simple values read so far (`R3` → its reading); the readings are immutable, so
