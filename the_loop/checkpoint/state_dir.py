@@ -10,12 +10,15 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 from the_loop.config.state_folder import state_dir
 from the_loop.errors import StateError, UnusableInputError, Where
 from the_loop.io import atomic
 from the_loop.io.textfile import read_limited
+
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 JOURNAL = "checkpoint.json"  # the checkpoint journal (``transaction`` writes it)
 RESETS = "resets"  # reset records and their history (``resets`` writes them)

@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from pathlib import Path
-from typing import NamedTuple
 
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level
@@ -30,6 +29,7 @@ from the_loop.tasks.values import (
     canonical_id,
     parse_depends,
     parse_requirements,
+    quiet_ids,
     unsplittable_span,
 )
 
@@ -44,20 +44,16 @@ class Block:
     cost is paid 100k times on large files.
     """
 
-    __slots__ = ("parts", "lines", "_starts", "field")
+    __slots__ = ("parts", "lines", "_starts")
 
-    def __init__(self, part: str, line: int, field: Field | None = None) -> None:
+    def __init__(self, part: str, line: int) -> None:
         self.parts = [part]
         self.lines = [line]
         self._starts: list[int] | None = None
-        # A sub-bullet that is exactly one template field (`_Test:_ value`),
-        # recognised while reading the line so assembly can skip the search.
-        self.field = field
 
     def add(self, part: str, line: int) -> None:
         self.parts.append(part)
         self.lines.append(line)
-        self.field = None  # the value continues on this line: read it the general way
 
     @property
     def text(self) -> str:
@@ -108,9 +104,18 @@ class Draft:
         self.mark_offset = mark_offset
         self.end_line = line
         self.paragraph = paragraph
-        self.blocks: list[Block] = []
+        self.blocks: list[Block | FieldLine] = []
         self.after_blank = False
         self.heading = heading
+
+    def last_block(self) -> Block:
+        """The last sub-item, as a ``Block`` that more lines can join."""
+        last = self.blocks[-1]
+        if type(last) is tuple:
+            # A lone field whose value continues on the next line: from now on it
+            # is read the general way, like any sub-item of several lines.
+            last = self.blocks[-1] = Block(last[3], last[2])
+        return last  # type: ignore[return-value]
 
 
 class Context:
@@ -191,11 +196,11 @@ _PLAIN_FIELD_RE = compile_on_use(
 )
 _SEPARATORS = " \t—–·|"
 # `*(AC7, R2)*` or `_(AC7)_`: a citation group in the task's text.
-_ITALIC_GROUP_RE = re.compile(r"\*\(([^()*]*)\)\*|(?<![\w])_\(([^()_]*)\)_")
+_ITALIC_GROUP_RE = compile_on_use(r"\*\(([^()*]*)\)\*|(?<![\w])_\(([^()_]*)\)_")
 # A plain `(AC1.3)` or `(req 2)` in the task's header paragraph.
 _PAREN_GROUP_RE = re.compile(r"\(([^()]{1,200})\)")
 # `depends on` and `Requirements:` in running text (the clause grammar of the module doc).
-_CLAUSE_RE = re.compile(
+_CLAUSE_RE = compile_on_use(
     r"(?<![\w*_/-])(?:(?P<dep>depends[ \t]+on)|(?P<req>requirements?))(?![\w-])"
     r"[ \t]*(?P<colon>:)?[ \t]*",
     re.IGNORECASE,
@@ -206,19 +211,21 @@ _CODE_RE = compile_on_use(r"`+[^`]*`+")
 _MAX_CLAUSE = 200
 
 
-class _Head(NamedTuple):
-    """What the task paragraph says before its fields: id, title, the rest."""
-
-    label: str
-    id: str
-    title: str
-    rest: str  # only a bold title leaves a rest: the paragraph after the bold span
-    rest_offset: int
+# What the task paragraph says before its fields: (label, id, title, rest,
+# rest_offset). Only a bold title leaves a rest: the paragraph after the bold span,
+# which starts at ``rest_offset``. A plain tuple: ``typing.NamedTuple`` would import
+# typing into every cold start.
+_Head = tuple[str, str, str, str, int]
 
 
 # (kind, value, offset): kind is "dep", "req" or "tes"; offset is where the value
 # starts in the block text. A plain tuple, as one is made per field line.
 Field = tuple[str, str, int]
+# A sub-bullet that is exactly one template field (`  - _Test:_ value`), recognised
+# while reading the line so assembly skips the search: (kind, value, line, the
+# bullet's text). A tuple rather than a ``Block``: they are most lines of a large
+# file. ``Draft.last_block`` turns one into a ``Block`` when its value continues.
+FieldLine = tuple[str, str, int, str]
 
 
 class _Facts:
@@ -262,43 +269,47 @@ def assemble(draft: Draft, ctx: Context) -> Task | None:
     """
     para = draft.paragraph
     prose, fields = _split_fields(para.text, plain=False)
-    head = _parse_head(prose)
-    if head is None or draft.mark is None:
-        _not_a_task(draft, prose, head, ctx)
-        return None
+    fast = _PLAIN_HEAD_RE.match(prose)
+    if fast is not None and draft.mark is not None:
+        # The template's `3. Title`, which is most tasks: read without `_parse_head`.
+        t, number, title = fast.groups()
+        # (``canonical_id`` and ``_clean`` inlined: the number is digits, the title has no `*`.)
+        label, task_id = t + number, number if number[0] != "0" else canonical_id(number)
+        title = title.strip().strip(_SEPARATORS)
+        rest, rest_offset = "", 0
+    else:
+        head = _parse_head(prose)
+        if head is None or draft.mark is None:
+            _not_a_task(draft, prose, head, ctx)
+            return None
+        label, task_id, title, rest, rest_offset = head
     facts = _Facts()
-    if head.rest:
-        facts.details.append(head.rest)
-        _read_text(head.rest, head.rest_offset, para, facts, ctx, head.id, header=True)
-    elif head.title and _worth_reading(head.title):
-        _read_text(prose, 0, para, facts, ctx, head.id, header=True)
+    if rest:
+        facts.details.append(rest)
+        _read_text(rest, rest_offset, para, facts, ctx, task_id, header=True)
+    elif title and (
+        "(" in title or "epends" in title or "EPENDS" in title or "equirement" in title
+    ):
+        # (``_worth_reading``, inlined: once per task)
+        _read_text(prose, 0, para, facts, ctx, task_id, header=True)
     if fields:
-        _take_fields(fields, para, facts, ctx, head.id)
-    for block in draft.blocks:
-        if block.field is not None:  # `  - _Key:_ value`: most lines of a large file
-            _take_field(block.field[0], block.field[1], block.lines[0], facts, ctx, head.id)
-        else:
-            _read_block(block, facts, ctx, head.id)
+        _take_fields(fields, para, facts, ctx, task_id)
+    _take_blocks(draft.blocks, facts, ctx, task_id)
     if not facts.requirements and facts.in_parentheses:
         facts.requirements = facts.in_parentheses
         facts.requirements_line = facts.in_parentheses_line
-    if not head.title:
+    if not title:
         ctx.note(
             Level.WARNING,
             "tasks.empty-title",
-            f"task {head.label} has no title",
+            f"task {label} has no title",
             draft.line,
-            f"describe the task after its id: `- [ ] {head.label}. <title>`",
+            f"describe the task after its id: `- [ ] {label}. <title>`",
         )
+    # Every field, in the order the instance dicts of parsed tasks have always had
+    # (defaulted fields first), so a pickled parse cache stays byte for byte the same.
     task = new_task(
         {
-            "id": head.id,
-            "label": head.label,
-            "title": head.title,
-            "state": STATE_OF_MARK.get(draft.mark) or _unknown_mark(draft, ctx),
-            "line": draft.line,
-            "end_line": draft.end_line,
-            "mark_offset": draft.mark_offset,
             "depends_on": None if facts.depends is None else tuple(facts.depends),
             "depends_line": facts.depends_line,
             "requirements": tuple(facts.requirements),
@@ -306,6 +317,14 @@ def assemble(draft: Draft, ctx: Context) -> Task | None:
             "test": facts.test,
             "test_line": facts.test_line,
             "details": tuple(facts.details),
+            "unread_depends_line": None,  # set by ``the_loop.tasks.edges`` when it applies
+            "id": task_id,
+            "label": label,
+            "title": title,
+            "state": STATE_OF_MARK.get(draft.mark) or _unknown_mark(draft, ctx),
+            "line": draft.line,
+            "end_line": draft.end_line,
+            "mark_offset": draft.mark_offset,
         }
     )
     if facts.unread_line is not None:
@@ -313,6 +332,28 @@ def assemble(draft: Draft, ctx: Context) -> Task | None:
     ctx.tasks.append(task)
     ctx.stated.append(facts.stated)
     return task
+
+
+def _take_blocks(
+    blocks: list[Block | FieldLine], facts: _Facts, ctx: Context, task_id: str
+) -> None:
+    """The task's sub-items, in order."""
+    for block in blocks:
+        if type(block) is not tuple:
+            _read_block(block, facts, ctx, task_id)  # type: ignore[arg-type]
+            continue
+        # `  - _Key:_ value`: most lines of a large file (``_take_field``, inlined).
+        kind, value, line = block[0], block[1], block[2]
+        if kind == "dep":
+            _take_depends(value, line, facts, ctx, task_id)
+        elif kind == "req":
+            _take_requirements(value, line, facts, ctx)
+        elif facts.test is None:
+            facts.test, facts.test_line = value, line
+            if '"' in value or "'" in value or "\\" in value:  # shlex fails only on these
+                _check_test(value, line, ctx)
+        else:
+            facts.details.append(f"Test: {value}")
 
 
 def _read_block(block: Block, facts: _Facts, ctx: Context, task_id: str) -> None:
@@ -355,7 +396,7 @@ def _not_a_task(draft: Draft, prose: str, head: _Head | None, ctx: Context) -> N
         ctx.note(
             Level.WARNING,
             "tasks.heading-no-checkbox",
-            f"not understood: heading `{head.label}` reads as a task but has no checkbox "
+            f"not understood: heading `{head[0]}` reads as a task but has no checkbox "
             "below it (expected `- [ ] Done` before the next heading), so it is not a task",
             draft.line,
             "add a checkbox line `- [ ] Done` under the heading to track its state",
@@ -400,13 +441,14 @@ def _fields_from(s: str, m: re.Match[str], nxt: re.Match[str] | None) -> list[Fi
         m = nxt
 
 
-def lone_field(key: str, value: str, offset: int) -> Field | None:
-    """The field of a ``_Key:_ value`` sub-bullet, or None if more fields follow."""
+def field_line(content: str, key: str, value: str, line: int) -> FieldLine | Block:
+    """A ``_Key:_ value`` sub-bullet (``content``): its one field, or a ``Block`` if more follow."""
     # Every field marker has a colon: without one, no second field can follow.
     if ":" in value and _FIELD_RE.search(value):
-        return None
+        return Block(content.rstrip(), line)
     value = value.rstrip()
-    return (field_kind(key), value.rstrip(_SEPARATORS) or value, offset)
+    kind = _KINDS.get(key) or field_kind(key)  # (the look-up first: a call fewer per line)
+    return (kind, value.rstrip(_SEPARATORS) or value, line, content.rstrip())
 
 
 def field_kind(key: str) -> str:
@@ -431,7 +473,7 @@ def _parse_head(prose: str) -> _Head | None:
     fast = _PLAIN_HEAD_RE.match(prose)
     if fast:  # the template's `3. Title`, which is most tasks
         t, number, title = fast.groups()
-        return _Head(t + number, canonical_id(number), _clean(title), "", 0)
+        return (t + number, canonical_id(number), _clean(title), "", 0)
     lead = len(prose) - len(prose.lstrip())
     text = prose[lead:]
     if text.startswith("**"):
@@ -450,7 +492,7 @@ def _parse_head(prose: str) -> _Head | None:
             title = after[inner_lead + 2 : close]
             rest_at = lead + m.end() + close + 2
             return _bold_head(m, title, after[close + 2 :], rest_at)
-    return _Head(_label(m), canonical_id(m.group("num")), _clean(after), "", 0)
+    return (_label(m), canonical_id(m.group("num")), _clean(after), "", 0)
 
 
 def _bold_head(m: re.Match[str], title: str, rest: str, rest_offset: int) -> _Head:
@@ -464,7 +506,7 @@ def _bold_head(m: re.Match[str], title: str, rest: str, rest_offset: int) -> _He
         cleaned, stripped_rest = _clean(f"{cleaned} {rest}"), ""
     # Keep the offset exact: lines of clauses in the rest are found through it.
     rest_offset += len(rest) - len(rest.lstrip(_SEPARATORS))
-    return _Head(_label(m), canonical_id(m.group("num")), cleaned, stripped_rest, rest_offset)
+    return (_label(m), canonical_id(m.group("num")), cleaned, stripped_rest, rest_offset)
 
 
 def _id_match(text: str) -> re.Match[str] | None:
@@ -537,24 +579,23 @@ def _read_text(
         _read_paren_groups(
             _ITALIC_GROUP_RE.sub(" ", text) if italic else text, offset, block, facts
         )
-    if text.isascii() and not _may_hold_a_clause(text.lower()):
-        return  # (beyond ASCII, case-insensitive matching has more spellings: search)
+    if text.isascii():
+        # Lower-cased ASCII text holds a clause only with a keyword `_CLAUSE_RE` looks
+        # for (beyond ASCII, case-insensitive matching has more spellings: search).
+        lowered = text.lower()
+        if "depends" not in lowered and "requirement" not in lowered:
+            return
     for m in _CLAUSE_RE.finditer(text):
         _read_clause(text, m, offset, block, facts, ctx, task_id)
 
 
-def _may_hold_a_clause(lowered: str) -> bool:
-    """Whether lower-cased ASCII text has a clause keyword ``_CLAUSE_RE`` looks for."""
-    return "depends" in lowered or "requirement" in lowered
-
-
 def _read_paren_groups(text: str, offset: int, block: Block, facts: _Facts) -> None:
     for m in _PAREN_GROUP_RE.finditer(text):
-        found = parse_requirements(m.group(1), quiet=True)
-        if found.ids:
+        ids = quiet_ids(m.group(1))
+        if ids:
             if facts.in_parentheses_line is None:
                 facts.in_parentheses_line = block.line_at(offset + m.start())
-            facts.in_parentheses.update(dict.fromkeys(found.ids))
+            facts.in_parentheses.update(dict.fromkeys(ids))
 
 
 def _read_clause(

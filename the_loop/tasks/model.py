@@ -7,7 +7,7 @@ without importing each other. The rest of loop imports them from
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
@@ -98,19 +98,19 @@ TASK_NOT_UNDERSTOOD = frozenset(
 
 
 def new_task(values: dict[str, object]) -> Task:
-    """A ``Task`` holding ``values``, built without the generated frozen ``__init__``.
+    """A ``Task`` whose instance dict is ``values``, built without the generated ``__init__``.
 
-    That ``__init__`` sets each of the 15 fields through ``object.__setattr__``,
-    a tenth of the reader's time on a 100k-task file. Filling the instance
-    dict gives an equal object as long as ``Task`` stays a plain frozen
-    dataclass without ``__post_init__`` (``tests/test_tasks_reader.py`` pins
-    both).
+    That frozen ``__init__`` sets each of the 15 fields through ``object.__setattr__``,
+    a tenth of the reader's time on a 100k-task file; copying defaults and values
+    into a fresh dict was another few percent. ``values`` must name every field
+    (the reader's one call does); the result equals ``Task(**values)`` as long as
+    ``Task`` stays a plain frozen dataclass without ``__post_init__``
+    (``tests/test_tasks_reader.py`` pins both and rebuilds a parsed task field by field).
     """
-    task = object.__new__(Task)
-    task.__dict__.update(_TASK_DEFAULTS)
-    task.__dict__.update(values)
+    task = _new(Task)
+    _set_attribute(task, "__dict__", values)
     return task
 
 
-# Defaults of fields added later fill in by themselves.
-_TASK_DEFAULTS = {f.name: f.default for f in fields(Task) if f.default is not MISSING}
+_new = object.__new__
+_set_attribute = object.__setattr__  # the frozen class refuses its own __setattr__

@@ -14,18 +14,18 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from the_loop.errors import UnusableInputError, Where
 from the_loop.findings import Level
 from the_loop.io.fences import closes_fence, open_fence
 from the_loop.io.lazy_re import compile_on_use
 from the_loop.io.textfile import SPEC_LIMIT, decode_utf8, read_limited
-from the_loop.tasks.assembly import Block, Context, Draft, assemble, has_task_id, lone_field
+from the_loop.tasks.assembly import Block, Context, Draft, assemble, field_line, has_task_id
 from the_loop.tasks.edges import resolve_source
 from the_loop.tasks.model import TaskList
 from the_loop.tasks.prose_dag import DAG_HEADING_RE, ProseDag
 
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
 if TYPE_CHECKING:
     from the_loop.tasks import mermaid
 
@@ -98,7 +98,7 @@ _BULLET_RE = compile_on_use(r"(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]+(.*))?$")
 _HEADING_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
 # A heading that is a task: `### T1 — title`, `## Task 3: title` (the word is dropped).
 _HEADING_TASK_RE = re.compile(r"(?=[Tt][0-9])|[Tt]ask[ \t]+(?=[Tt]?[0-9])")
-_COMMENT_OPEN = re.compile(r" {0,3}<!--")  # an HTML block: it ends at the line holding -->
+_COMMENT_OPEN = compile_on_use(r" {0,3}<!--")  # an HTML block: it ends at the line holding -->
 
 
 class _Fence:
@@ -153,16 +153,33 @@ class _Reader:
         start = _front_matter_end(lines)
         pos += sum(len(raw) + 1 for raw in lines[:start])
         quick_field = _FIELD_LINE_RE.match
+        quick_task = _TASK_RE.match
         for index in range(start, len(lines)):
             raw = lines[index]
-            # The template's `  - _Key:_ value` lines are most of a large file:
-            # read them here, without the general dispatch.
-            live = self.draft is not None and self.fence is None and not self.in_comment
-            quick = quick_field(raw) if live else None
-            if quick is not None:
-                self._field_line(quick, index + 1)
-            else:
-                self._line(raw[:-1] if raw.endswith("\r") else raw, index + 1, pos)
+            # The template's lines are most of a large file: `  - _Key:_ value`
+            # and `- [ ] N. Title` are read here, without the general dispatch.
+            if self.fence is None and not self.in_comment:
+                draft = self.draft
+                if draft is not None:
+                    quick = quick_field(raw)
+                    if quick is not None:
+                        content, key, value = quick.groups()
+                        draft.blocks.append(field_line(content, key, value, index + 1))
+                        draft.end_line = index + 1
+                        draft.after_blank = False
+                        pos += len(raw) + 1
+                        continue
+                if raw[:1] == "-":
+                    # At column 0, outside a fence or comment, `_line` would only
+                    # end an ordered list and try the checkbox pattern.
+                    line = raw[:-1] if raw.endswith("\r") else raw
+                    task = quick_task(line)
+                    if task is not None:
+                        self.ordered = None
+                        self._checkbox(task, index + 1, pos)
+                        pos += len(raw) + 1
+                        continue
+            self._line(raw[:-1] if raw.endswith("\r") else raw, index + 1, pos)
             pos += len(raw) + 1
         if self.fence is not None:
             self._unclosed_fence(self.fence)
@@ -252,20 +269,25 @@ class _Reader:
         if draft.after_blank or not draft.blocks:
             draft.blocks.append(Block(body, no))
         else:
-            draft.blocks[-1].add(body, no)
+            draft.last_block().add(body, no)
         draft.after_blank = False
 
     def _checkbox(self, m: re.Match[str], no: int, pos: int) -> None:
         draft = self.draft
-        content = m.group(2).strip()
-        if draft is not None and draft.heading and not has_task_id(content):
-            # `- [x] Done` under `### T1 — …`: the heading task's state (the first one).
-            if draft.mark is None:
-                draft.mark = m.group(1)
-                draft.mark_offset = self._byte_offset(pos + m.start(1))
-            draft.end_line = no
-            return
-        self._start_task(m, no, pos)
+        mark, content = m.groups()
+        content = content.strip()
+        if draft is not None:
+            if draft.heading and not has_task_id(content):
+                # `- [x] Done` under `### T1 — …`: the heading task's state (the first one).
+                if draft.mark is None:
+                    draft.mark = mark
+                    draft.mark_offset = self._byte_offset(pos + m.start(1))
+                draft.end_line = no
+                return
+            self.draft = None
+            assemble(draft, self.ctx)  # (``_finish``, inlined: one call per task)
+        offset = pos + m.start(1) if self.ascii else self._byte_offset(pos + m.start(1))
+        self.draft = Draft(mark, no, offset, Block(content, no))
 
     def _ordered_task(self, m: re.Match[str], no: int, pos: int) -> None:
         shown = int(m.group(1)) if self.ordered is None else self.ordered + 1
@@ -275,20 +297,6 @@ class _Reader:
         text = content if has_task_id(content) else f"{shown}. {content}"
         offset = self._byte_offset(pos + m.start(2))
         self.draft = Draft(m.group(2), no, offset, Block(text, no))
-
-    def _start_task(self, m: re.Match[str], no: int, pos: int) -> None:
-        self._finish()
-        offset = self._byte_offset(pos + m.start(1))
-        self.draft = Draft(m.group(1), no, offset, Block(m.group(2).strip(), no))
-
-    def _field_line(self, quick: re.Match[str], no: int) -> None:
-        draft = self.draft
-        assert draft is not None
-        content, key, value = quick.groups()
-        field = lone_field(key, value, quick.start(3) - quick.start(1))
-        draft.blocks.append(Block(content.rstrip(), no, field))
-        draft.end_line = no
-        draft.after_blank = False
 
     def _indented(self, stripped: str, no: int) -> None:
         draft = self.draft
@@ -311,7 +319,7 @@ class _Reader:
         elif draft.after_blank:
             draft.blocks.append(Block(stripped, no))
         else:
-            (draft.blocks[-1] if draft.blocks else draft.paragraph).add(stripped, no)
+            (draft.last_block() if draft.blocks else draft.paragraph).add(stripped, no)
         draft.after_blank = False
 
     def _open_fence(self, stripped: str, no: int, indented: bool) -> bool:

@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Literal, NamedTuple
 
 from the_loop.io.lazy_re import compile_on_use
 from the_loop.tasks.model import Task
+
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
+if TYPE_CHECKING:
+    from typing import Literal
 
 # ---------------------------------------------------------------------------
 # Task ids
@@ -70,6 +73,8 @@ def parse_depends(value: str) -> tuple[str, ...] | Literal["all"] | None:
     if text.isdigit() and text.isascii():
         return (canonical_id(text),)
     if _SIMPLE_DEPS_RE.match(text):  # `1, 4, 7`
+        if text[0] != "0" and ", 0" not in text:  # no leading zero: each is canonical
+            return tuple(dict.fromkeys(text.split(", ")))
         return tuple(dict.fromkeys(canonical_id(n) for n in text.split(", ")))
     if _NONE_RE.match(text):
         return ()
@@ -132,16 +137,16 @@ def _expand(first: str, last: str) -> list[str] | None:
 REQUIREMENT_FAMILIES = ("R", "AC", "FR", "NFR", "REQ")
 _REQ_NUMBER = r"[0-9]{1,9}[a-z]?(?:\.[0-9]{1,9}[a-z]?)*"
 _FAMILY = r"(?:(?i:nfr|fr|ac|req|r)|[A-Z]{1,5})"
-_CITE_RE = re.compile(
+_CITE_RE = compile_on_use(
     r"(?<![\w-])(?P<nfr>NFR)(?![\w-])(?:[ \t]+(?![A-Z]{1,5}[ \t]?[0-9])[A-Za-z][\w-]*)?|"
     rf"(?<![\w.#/§@-])(?:(?P<p>{_FAMILY})(?:[ \t]?-?[ \t]?))?(?P<a>{_REQ_NUMBER})"
     rf"(?:[ \t]*(?:[–—-]|\.\.)[ \t]*(?:(?P<q>{_FAMILY})[ \t]?-?)?(?P<b>{_REQ_NUMBER}))?"
     r"(?![\w])"
 )
-_REQ_WORD_RE = re.compile(r"(?<![\w-])req(?:uirement)?[ \t]+(?=[0-9])", re.IGNORECASE)
-_AC_BEFORE_R_RE = re.compile(r"(?<![\w-])AC[ \t]+(?=R[0-9])")
+_REQ_WORD_RE = compile_on_use(r"(?<![\w-])req(?:uirement)?[ \t]+(?=[0-9])", re.IGNORECASE)
+_AC_BEFORE_R_RE = compile_on_use(r"(?<![\w-])AC[ \t]+(?=R[0-9])")
 # Phrases with numbers that cite something other than a requirement: dropped unread.
-_NOT_CITATIONS_RE = re.compile(
+_NOT_CITATIONS_RE = compile_on_use(
     r"`[^`]*`"  # code
     r"|\]\([^)]*\)"  # a link's target (its text, `[R1.1]`, is read)
     r"|https?://\S+"
@@ -152,14 +157,26 @@ _SIMPLE_REQS_RE = re.compile(r"(?:(?:NFR|FR|AC|R)[1-9][0-9]{0,8}(?:\.[1-9][0-9]{
 _ID_LIKE_RE = compile_on_use(r"(?<![\w.#])[A-Za-z]*[-_]?[0-9][\w.-]*")
 # A letter, or a digit that is not a decimal (`²`): without one, quiet text names nothing.
 _LETTER_RE = re.compile(r"[^\W\d_]")
-_ALL_REQ_RE = re.compile(r"[ \t]*all\b", re.IGNORECASE)
+_ALL_REQ_RE = compile_on_use(r"[ \t]*all\b", re.IGNORECASE)
 
 
-class Requirements(NamedTuple):
-    """The ids a requirements value names, in order, and id-like tokens that are not ids."""
+class Requirements:
+    """The ids a requirements value names, in order, and id-like tokens that are not ids.
 
-    ids: tuple[str, ...]
-    malformed: tuple[str, ...]
+    A plain class with slots, read only (one reading may be shared): a
+    ``typing.NamedTuple`` would import typing into every cold start.
+    """
+
+    __slots__ = ("ids", "malformed")
+
+    def __init__(self, ids: tuple[str, ...], malformed: tuple[str, ...]) -> None:
+        self.ids = ids
+        self.malformed = malformed
+
+
+# Simple values read so far (`R3` → its reading); the readings are immutable, so
+# each is shared. Bounded: a file spells its citations in few ways.
+_READ: dict[str, Requirements] = {}
 
 
 def parse_requirements(value: str, *, quiet: bool = False) -> Requirements:
@@ -168,8 +185,15 @@ def parse_requirements(value: str, *, quiet: bool = False) -> Requirements:
     ``quiet`` reads ``value`` as prose in parentheses: only ids of the requirement
     families are taken and nothing is reported.
     """
+    if not quiet:
+        seen = _READ.get(value)
+        if seen is not None:
+            return seen
     if _SIMPLE_REQS_RE.match(value):  # `R1, R2.3, AC7`: ids as written, the common case
-        return Requirements(tuple(dict.fromkeys(value.split(", "))), ())
+        found = Requirements(tuple(dict.fromkeys(value.split(", "))), ())
+        if not quiet and len(_READ) < 1024:  # a file cites a few values many times
+            _READ[value] = found
+        return found
     if quiet and not _LETTER_RE.search(value):
         # Quietly only a family's id (`R1`, `NFR`) or `all` is taken, and each has a
         # letter: a title's `(2)` or `(1/3)` names nothing, without the passes below.
@@ -200,6 +224,13 @@ def _collect_quietly(group: str, ids: dict[str, None]) -> str:
     # Parentheses hold prose ("(design D2)", "(receiver)"): take ids, report nothing.
     ids.update(dict.fromkeys(parse_requirements(group[1:-1], quiet=True).ids))
     return " , "
+
+
+def quiet_ids(value: str) -> tuple[str, ...]:
+    """The ids ``parse_requirements(value, quiet=True)`` finds (prose in parentheses)."""
+    if not _LETTER_RE.search(value):
+        return ()  # a title's `(2)`: the quiet reading takes nothing without a letter
+    return parse_requirements(value, quiet=True).ids
 
 
 def _citation_ids(m: re.Match[str], *, quiet: bool) -> list[str] | None:

@@ -8,9 +8,12 @@ An agent pays for every byte it reads. Lists that grow with the task graph
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 LIST_LIMIT = 20  # items per list in a bounded JSON answer
 
