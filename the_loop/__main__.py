@@ -51,11 +51,22 @@ def main() -> None:
 
 def _deliver_interrupts(unraisable: sys.UnraisableHookArgs) -> None:
     """A Ctrl-C that lands in a callback (a weakref's, while modules load) is printed as
-    "Exception ignored" and lost; raise it again where it can be handled."""
+    "Exception ignored" and lost; deliver it again once this hook has returned.
+
+    Not from inside the hook: Python runs a signal's handler as soon as the call that
+    raised the signal returns, so ``raise_signal`` (or ``interrupt_main``) here would
+    raise the KeyboardInterrupt inside the hook, where it is lost the same way. A
+    one-shot timer a millisecond away raises it in the code the callback interrupted.
+    """
     if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
-        _signal.raise_signal(_signal.SIGINT)
+        _signal.signal(_signal.SIGALRM, _interrupt)
+        _signal.setitimer(_signal.ITIMER_REAL, 0.001)
         return
     sys.__unraisablehook__(unraisable)
+
+
+def _interrupt(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

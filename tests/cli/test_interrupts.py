@@ -211,3 +211,30 @@ def test_an_interrupt_wrapped_by_python_is_still_an_interrupt(
 
     assert exited.value.exit_code == 130
     assert capsys.readouterr().err == "interrupted\n"
+
+
+_CALLBACK_INTERRUPTED = """
+import sys, time, weakref
+from the_loop import __main__ as entry
+sys.unraisablehook = entry._deliver_interrupts  # as main() installs it
+class Value: pass
+def callback(_ref): raise KeyboardInterrupt  # a Ctrl-C that lands in a weakref callback
+value = Value()
+ref = weakref.ref(value, callback)
+try:
+    del value
+    time.sleep(5)
+    print("not interrupted")
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+def test_a_ctrl_c_landing_in_a_callback_still_interrupts_the_command() -> None:
+    """CPython reports an exception raised in a callback as "Exception ignored" and goes
+    on; loop's hook must deliver it to the code the callback interrupted."""
+    done = subprocess.run(
+        [sys.executable, "-c", _CALLBACK_INTERRUPTED], capture_output=True, text=True, timeout=30
+    )
+    assert done.stdout == "interrupted\n"
+    assert "Exception ignored" not in done.stderr
