@@ -257,12 +257,8 @@ class _Recording:
         self.git_log = False
         self.read_head = False
         self._real_stat = os.stat
-        if self._clock_read not in clock.readers:
-            clock.readers.append(self._clock_read)
-
-    def _clock_read(self) -> None:
-        if _active is self:
-            self.refuse("read the clock")
+        if _clock_read not in clock.readers:
+            clock.readers.append(_clock_read)
 
     def refuse(self, why: str) -> None:
         if self.refused is None:
@@ -343,6 +339,12 @@ def _is_git_log(command: object) -> bool:
         return False
     words = [str(w) for w in command]
     return os.path.basename(words[0]) == "git" and words[1] == "log" and "HEAD" in words
+
+
+def _clock_read() -> None:
+    """The clock was read: the answer being computed (if any) depends on the time."""
+    if _active is not None:
+        _active.refuse("read the clock")
 
 
 def _absolute(path: object) -> str | None:
