@@ -12,11 +12,14 @@ import base64
 import binascii
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 from the_loop.errors import StateError, Where
 from the_loop.git.commit import DEFAULT_MAX_FILE_BYTES
 from the_loop.git.runner import DEFAULT_TIMEOUT
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
 
 STEPS = ("tick", "log", "phase", "commit", "reset")
 RESETS = ("clear", "compact", "none")

@@ -26,11 +26,14 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
 
 from the_loop.checkpoint.state_dir import read_json, state_dir, write_json
 from the_loop.errors import LoopError
 from the_loop.io import clock
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
 
 FOLDER = "sessions"
 LIVE_HOURS = 6  # a session not heard from for longer is not assumed to be running

@@ -12,12 +12,15 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from the_loop.errors import GitError, Where
 from the_loop.git.operations import Operation, operation_in_progress
 from the_loop.git.refs import find_repo_root, git_dirs, read_head
 from the_loop.git.runner import run_git
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost)
+if TYPE_CHECKING:
+    from typing import Literal
 
 __all__ = ["find_repo_root"]  # re-exported: callers ask "is this a repository?" here
 

@@ -11,7 +11,10 @@ from the_loop.checkpoint import sessions
 from the_loop.checkpoint.sessions import SessionRecord
 from the_loop.hooks.commands import loop_words
 from the_loop.hooks.payload import HookInput
-from the_loop.spec.project import Project, open_project
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from the_loop.spec.project import Project
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,9 @@ class HookCall:
 
     @cached_property
     def project(self) -> Project:
+        # Loaded on first use: PostToolUse below its threshold never opens the project.
+        from the_loop.spec.project import open_project
+
         return open_project(self.root)
 
     @cached_property

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -37,6 +36,8 @@ def loop_words(env: Mapping[str, str], argv0: str | None = None) -> str:
     """How the agent should spell ``loop`` in a command line."""
     entry = entry_point(argv0)
     if len(entry) == 1:
+        import shutil  # (a few ms of imports most hook calls never need)
+
         found = shutil.which("loop", path=env.get("PATH"))
         if found and Path(found).resolve() == Path(entry[0]).resolve():
             return "loop"

@@ -12,10 +12,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from the_loop.errors import LoopError
 from the_loop.telemetry.reading import Harness
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
 
 # The events loop answers, in the order a session meets them.
 EVENTS = ("SessionStart", "PostToolUse", "PreCompact", "PostCompact", "Stop", "SessionEnd")

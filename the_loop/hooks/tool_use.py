@@ -18,23 +18,22 @@ from __future__ import annotations
 
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from the_loop.checkpoint import resets, sessions
+from the_loop.checkpoint import sessions
 from the_loop.checkpoint.policy import Verdict, pressure_verdict
 from the_loop.checkpoint.sessions import SessionRecord
 from the_loop.config.loader import CONFIG_DIR, CONFIG_FILE, ContextPolicy, Pressure
 from the_loop.errors import LoopError
 from the_loop.hooks.answer import NOTHING, HookAnswer
 from the_loop.hooks.call import HookCall
-from the_loop.hooks.commands import mid_task_command
 from the_loop.io import clock
-from the_loop.spec.items import ARTIFACT_FILES
-from the_loop.spec.project import open_item
 from the_loop.telemetry import Harness, Located, read_located
 from the_loop.workflow.session_reading import SessionPressure, numbers
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost)
 if TYPE_CHECKING:
+    from typing import Any
+
     from the_loop.hooks.focus import Focus
 
 _COMPACT_HOW = {
@@ -115,6 +114,10 @@ def _policy(call: HookCall, record: SessionRecord) -> tuple[ContextPolicy, Sessi
     policy = None
     if record.item:
         try:
+            # Only when the remembered policy is stale: most tool calls never read an item.
+            from the_loop.spec.items import ARTIFACT_FILES
+            from the_loop.spec.project import open_item
+
             ctx = open_item(call.root, record.item, cwd=call.root)
             policy = ctx.config.context
             files += [str(ctx.item.path / name) for name in ARTIFACT_FILES.values()]
@@ -172,6 +175,8 @@ def _soft(
     text = f"loop: the context window is {_level(found)}, past the soft threshold."
     if focus is None:
         return HookAnswer(context=text + " No loop work item is in progress here.")
+    from the_loop.hooks.commands import mid_task_command  # past a threshold only
+
     command = mid_task_command(call.loop, focus.item, focus.task.id if focus.task else None)
     return HookAnswer(
         context=f"{text} A mid-task checkpoint of {focus.item} is due at the next safe point "
@@ -191,6 +196,10 @@ def _hard(
         if not first:
             return NOTHING
         return HookAnswer(context=text + " No loop work item is in progress here.")
+    # Past the hard threshold only: most tool calls need neither.
+    from the_loop.checkpoint import resets
+    from the_loop.hooks.commands import mid_task_command
+
     taken = [
         r
         for r in resets.open_resets(call.root, focus.item)

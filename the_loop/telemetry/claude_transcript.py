@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from the_loop.telemetry.jsonl import count, field, parse_object, text
 from the_loop.telemetry.reading import (
@@ -35,6 +34,10 @@ from the_loop.telemetry.reading import (
 from the_loop.telemetry.tail import DEFAULT_BUDGET, TailLine, TailReader, size_words
 from the_loop.telemetry.window_choice import choose_window
 from the_loop.telemetry.windows import ONE_MILLION_SUFFIX
+
+TYPE_CHECKING = False  # typing is not imported at run time: every hook call would pay it
+if TYPE_CHECKING:
+    from typing import Any
 
 # Only lines holding one of these are parsed: tool results can be megabytes of JSON.
 _CANDIDATES = (b'"usage"', b"compact_boundary")

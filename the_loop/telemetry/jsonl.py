@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time: every hook call would pay it
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def parse_object(data: bytes) -> Mapping[str, Any] | None:

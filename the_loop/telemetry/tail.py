@@ -17,7 +17,10 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+
+TYPE_CHECKING = False  # typing is not imported at run time: every hook call would pay it
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 BLOCK_SIZE = 64 * 1024
 # "A few MB is plenty" (harness-telemetry.md §3.3); 8 MiB also spans a large tool result.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from the_loop.checkpoint import plans
 from the_loop.checkpoint import transaction as checkpoint
@@ -26,6 +25,7 @@ from the_loop.workflow import tick_evidence
 from the_loop.workflow.item_report import ItemReport, fresh_report
 from the_loop.workflow.next_step import concrete_did, concrete_next
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost)
 if TYPE_CHECKING:
     from the_loop.workflow.task_tests import TestRun, Verification
 
