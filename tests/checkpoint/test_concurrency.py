@@ -68,6 +68,7 @@ def race(
     return results
 
 
+@pytest.mark.slow  # rounds of racing processes
 @pytest.mark.parametrize("gated", (False, True), ids=("free", "gated"))
 @pytest.mark.parametrize("round_", range(DIFFERENT_TASK_ROUNDS))
 def test_two_task_done_on_different_tasks_both_land(
@@ -100,6 +101,7 @@ def test_two_task_done_on_different_tasks_both_land(
     assert [r["mode"] for r in reset_records(project)] == ["compact", "compact"]
 
 
+@pytest.mark.slow  # rounds of racing processes
 @pytest.mark.parametrize("gated", (False, True), ids=("free", "gated"))
 @pytest.mark.parametrize("round_", range(SAME_TASK_ROUNDS))
 def test_two_task_done_on_the_same_task_exactly_one_lands(

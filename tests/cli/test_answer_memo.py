@@ -181,6 +181,7 @@ def kept_projects(loop: Loop, tmp_path_factory: pytest.TempPathFactory) -> dict[
     return roots
 
 
+@pytest.mark.slow  # real processes in a dozen projects, after a 2 s wait
 @pytest.mark.parametrize("report", REPORTS, ids=" ".join)
 def test_a_kept_answer_is_what_a_run_without_cache_prints(
     loop: Loop, kept_projects: dict[str, Path], report: tuple[str, ...]
@@ -191,6 +192,7 @@ def test_a_kept_answer_is_what_a_run_without_cache_prints(
     assert (out, err, code) == loop.fresh(root, *report)
 
 
+@pytest.mark.slow  # real processes in a dozen projects, after a 2 s wait
 @pytest.mark.parametrize("change", CHANGES)
 def test_a_changed_input_is_never_answered_from_the_memo(
     loop: Loop, kept_projects: dict[str, Path], change: str
@@ -207,6 +209,7 @@ def test_a_changed_input_is_never_answered_from_the_memo(
     assert differs, f"{change} changed no report: the scenario tests nothing"
 
 
+@pytest.mark.slow  # real processes in a dozen projects, after a 2 s wait
 def test_another_environment_or_folder_is_another_question(
     loop: Loop, kept_projects: dict[str, Path]
 ) -> None:
@@ -219,6 +222,7 @@ def test_another_environment_or_folder_is_another_question(
     assert (out, err, code) == loop.fresh(kept_projects["cwd"], "status", "7", cwd=sub)
 
 
+@pytest.mark.slow  # real processes in a dozen projects, after a 2 s wait
 def test_no_cache_switches_kept_answers_off(loop: Loop, kept_projects: dict[str, Path]) -> None:
     root = kept_projects["env"]
     assert loop.run(root, "check", "7")[3]
@@ -226,6 +230,7 @@ def test_no_cache_switches_kept_answers_off(loop: Loop, kept_projects: dict[str,
     assert not loop.run(root, "check", "7", LOOP_NO_CACHE="1")[3]
 
 
+@pytest.mark.slow  # real processes in a dozen projects, after a 2 s wait
 def test_an_input_changed_moments_ago_is_not_trusted(
     loop: Loop, kept_projects: dict[str, Path]
 ) -> None:
@@ -237,6 +242,7 @@ def test_an_input_changed_moments_ago_is_not_trusted(
         assert (out, err, code) == loop.fresh(root, "next", "7", "--json")
 
 
+@pytest.mark.slow  # real processes in a dozen projects, after a 2 s wait
 def test_the_memo_names_loops_modules_and_the_project_files_it_read(
     kept_projects: dict[str, Path],
 ) -> None:

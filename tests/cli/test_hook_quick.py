@@ -54,6 +54,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow  # two real processes per case
 @pytest.mark.parametrize("case", CASES)
 def test_the_quick_hook_prints_what_click_prints(twins: tuple[Path, Path], case: str) -> None:
     event, tokens = CASES[case]
@@ -68,6 +69,7 @@ def test_the_quick_hook_prints_what_click_prints(twins: tuple[Path, Path], case:
         assert runs[0][0].strip(), "the case must make the hook speak"
 
 
+@pytest.mark.slow  # two real processes per case
 def test_unusable_input_is_one_line_on_stderr_both_ways(twins: tuple[Path, Path]) -> None:
     quick = _run(twins[0], ["hook", "PostToolUse"], "{not json")
     click = _run(twins[1], ["--no-color", "hook", "PostToolUse"], "{not json")

@@ -11,6 +11,7 @@ import json
 import signal
 from pathlib import Path
 
+import pytest
 from driver_project import (
     FOUR,
     MAKE_FILE,
@@ -32,6 +33,9 @@ from driver_project import (
 from helpers.project import LOG, RESETS, entries, git, task_states
 
 from the_loop.tasks import TaskState
+
+# Each test drives real loop and agent processes through a DAG: the full run, not the quick one.
+pytestmark = pytest.mark.slow
 
 ALL_DONE = {t.id: TaskState.DONE for t in FOUR}
 
