@@ -211,17 +211,12 @@ def _run(
 
 
 @dataclass(frozen=True)
-class ClaudeCli:
-    """The real ``claude`` binary with an isolated HOME, pointed at a fake Anthropic API."""
+class AgentCli:
+    """A real agent binary with an isolated HOME (and its own config folders in ``env``)."""
 
     binary: Path
     home: Path
     env: Mapping[str, str]
-
-    @property
-    def config_dir(self) -> Path:
-        """``CLAUDE_CONFIG_DIR``: settings, ``projects/`` transcripts, ``.claude.json``."""
-        return Path(self.env["CLAUDE_CONFIG_DIR"])
 
     def run(
         self,
@@ -231,8 +226,21 @@ class ClaudeCli:
         timeout: float = 60,
         env: Mapping[str, str] | None = None,
     ) -> AgentRun:
-        """Run ``claude <args>`` in ``cwd``; ``env`` adds to or overrides the isolated env."""
+        """Run ``<binary> <args>`` in ``cwd``; ``env`` adds to or overrides the isolated env.
+
+        stdin is empty unless given, so a headless run never waits for input.
+        """
         return _run([str(self.binary), *args], cwd, {**self.env, **(env or {})}, stdin, timeout)
+
+
+@dataclass(frozen=True)
+class ClaudeCli(AgentCli):
+    """The real ``claude`` binary with an isolated HOME, pointed at a fake Anthropic API."""
+
+    @property
+    def config_dir(self) -> Path:
+        """``CLAUDE_CONFIG_DIR``: settings, ``projects/`` transcripts, ``.claude.json``."""
+        return Path(self.env["CLAUDE_CONFIG_DIR"])
 
     def prompt(self, text: str, *args: str, cwd: Path, **kwargs: Any) -> AgentRun:
         """``claude -p <text> --output-format json <args>``."""
@@ -247,28 +255,13 @@ class ClaudeCli:
 
 
 @dataclass(frozen=True)
-class CodexCli:
+class CodexCli(AgentCli):
     """The real ``codex`` binary with an isolated HOME and CODEX_HOME, using a fake provider."""
-
-    binary: Path
-    home: Path
-    env: Mapping[str, str]
 
     @property
     def codex_home(self) -> Path:
         """``CODEX_HOME``: ``config.toml``, ``hooks.json``, ``sessions/`` rollouts."""
         return Path(self.env["CODEX_HOME"])
-
-    def run(
-        self,
-        *args: str,
-        cwd: Path,
-        stdin: str | None = None,
-        timeout: float = 60,
-        env: Mapping[str, str] | None = None,
-    ) -> AgentRun:
-        """Run ``codex <args>`` in ``cwd`` (stdin empty unless given, so exec never waits)."""
-        return _run([str(self.binary), *args], cwd, {**self.env, **(env or {})}, stdin, timeout)
 
     def exec(self, prompt: str, *args: str, cwd: Path, **kwargs: Any) -> AgentRun:
         """``codex exec --json <args> <prompt>``: a new thread."""
