@@ -355,21 +355,7 @@ class Bench:
 
         def loop_done(env: dict[str, str]) -> Sample:
             task = change()
-            return run_once(
-                [
-                    *self.loop,
-                    "task",
-                    "done",
-                    fixtures.COMMIT_ITEM,
-                    task,
-                    "--did",
-                    f"wrote the change for task {task}",
-                    "--next",
-                    f"implement task {int(task) + 1}: the next edit (tests in tests/test_bench.py)",
-                ],
-                root,
-                env,
-            )
+            return run_once(self._task_done(task), root, env)
 
         def git_commit() -> Sample:
             task = change()
@@ -400,6 +386,20 @@ class Bench:
             self.add(row)
         self._count_git_calls(root, change)
 
+    def _task_done(self, task: str) -> list[str]:
+        """``loop task done`` of the commit repository's ``task``, as the agent runs it."""
+        return [
+            *self.loop,
+            "task",
+            "done",
+            fixtures.COMMIT_ITEM,
+            task,
+            "--did",
+            f"wrote the change for task {task}",
+            "--next",
+            f"implement task {int(task) + 1}: the next edit (tests in tests/test_bench.py)",
+        ]
+
     def _count_git_calls(self, root: Path, change: Callable[[], str]) -> None:
         real = shutil.which("git", path=self.env.get("PATH"))
         if real is None:
@@ -415,21 +415,7 @@ class Bench:
         script.chmod(0o755)
         env = {**self.env, "PATH": f"{wrap}{os.pathsep}{self.env.get('PATH', '')}"}
         task = change()
-        sample = run_once(
-            [
-                *self.loop,
-                "task",
-                "done",
-                fixtures.COMMIT_ITEM,
-                task,
-                "--did",
-                f"wrote the change for task {task}",
-                "--next",
-                f"implement task {int(task) + 1}: the next edit (tests in tests/test_bench.py)",
-            ],
-            root,
-            env,
-        )
+        sample = run_once(self._task_done(task), root, env)
         calls = log.read_text().splitlines() if log.exists() else []
         self.add(
             Row(
