@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import sys
 from collections.abc import Mapping
@@ -15,7 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from helpers import REPO_ROOT, invoke
+from harness.replies import ModelRequest, ToolCall
+
+from helpers import REPO_ROOT, git, invoke
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "harness"
 SESSION = "6b1f0c2e-1111-4d2a-9c3e-aaaaaaaaaaaa"
@@ -128,3 +131,28 @@ def history(root: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+# ---------------------------------------------------------- the real harnesses' sessions
+
+LOOP_BIN = Path(sys.executable).parent / "loop"  # the console script of this environment
+# What the fake model writes into the checkpoint command a hook hands it.
+FILLED = ('"half the config key"', '"finish the config key: the schema default"')
+
+
+def install_hooks(project: Path, harness: str) -> Path:
+    """``loop install <harness>`` with this environment's loop, committed (task 1 in progress)."""
+    ran = invoke(["-C", str(project), "install", harness, "--loop-command", str(LOOP_BIN)])
+    assert ran.exit_code == 0, ran.output
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "task 1 handed out; loop hooks installed")
+    return project
+
+
+def run_the_checkpoint_command(request: ModelRequest) -> ToolCall:
+    """The fake model's reply to a block: the checkpoint command it names, texts filled in."""
+    text = "\n".join(request.strings())
+    found = re.search(r"`([^`]*checkpoint issue-7 --mid-task[^`]*)`", text)
+    assert found, "the block names the checkpoint command"
+    command = found[1].replace('"<what is done so far>"', FILLED[0])
+    return ToolCall(command.replace('"<the concrete next step>"', FILLED[1]))

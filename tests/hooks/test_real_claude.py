@@ -7,32 +7,32 @@ commands, exactly as they would for a person.
 
 from __future__ import annotations
 
-import re
-import sys
 from pathlib import Path
 
 import pytest
 from harness.agents import ClaudeCli, read_jsonl
 from harness.fake_anthropic import FakeAnthropic
-from harness.replies import AnthropicUsage, ModelRequest, Rule, Text, ToolCall, run_command
-from helpers.hooks import history, session_record, state
+from harness.replies import AnthropicUsage, Rule, Text, run_command
+from helpers.hooks import (
+    LOOP_BIN,
+    history,
+    install_hooks,
+    run_the_checkpoint_command,
+    session_record,
+    state,
+)
 from helpers.project import commits, git, ok, reset_records
 
 pytestmark = pytest.mark.agents
 
-LOOP_BIN = Path(sys.executable).parent / "loop"  # the console script of this environment
 BASH = ("--allowedTools", "Bash")
 OVER_HARD = AnthropicUsage(input=290_000, cache_creation=300, cache_read=5_000, output=40)
-FILLED = ('"half the config key"', '"finish the config key: the schema default"')
 
 
 @pytest.fixture
 def installed(in_task: Path) -> Path:
     """The project with loop's hooks in .claude/settings.json (task 1 in progress)."""
-    ok(in_task, "install", "claude", "--loop-command", str(LOOP_BIN))
-    git(in_task, "add", "-A")
-    git(in_task, "commit", "-q", "-m", "task 1 handed out; loop hooks installed")
-    return in_task
+    return install_hooks(in_task, "claude")
 
 
 def test_a_session_receives_the_resume_brief(
@@ -51,14 +51,6 @@ def test_a_session_receives_the_resume_brief(
     assert not (state(installed) / "hooks" / "errors.log").exists()
 
 
-def _run_the_command_it_was_given(request: ModelRequest) -> ToolCall:
-    text = "\n".join(request.strings())
-    found = re.search(r"`([^`]*checkpoint issue-7 --mid-task[^`]*)`", text)
-    assert found, "the block names the checkpoint command"
-    command = found[1].replace('"<what is done so far>"', FILLED[0])
-    return ToolCall(command.replace('"<the concrete next step>"', FILLED[1]))
-
-
 def test_over_the_hard_threshold_a_tool_call_is_blocked_until_the_checkpoint(
     claude_cli: ClaudeCli, fake_anthropic: FakeAnthropic, installed: Path
 ) -> None:
@@ -67,7 +59,7 @@ def test_over_the_hard_threshold_a_tool_call_is_blocked_until_the_checkpoint(
         run_command("RUN:"),
         Rule(
             when=lambda r: r.is_tool_result and r.contains("stops until an interim checkpoint"),
-            reply=_run_the_command_it_was_given,
+            reply=run_the_checkpoint_command,
             times=1,
         ),
     )

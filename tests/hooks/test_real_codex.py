@@ -8,30 +8,30 @@ person); ``--enable hooks`` keeps them on whatever the default.
 
 from __future__ import annotations
 
-import re
-import sys
 from pathlib import Path
 
 import pytest
 from harness.agents import CODEX_HOOK_FLAGS, CodexCli, read_jsonl, thread_id
 from harness.fake_openai import FakeOpenAI
-from harness.replies import ModelRequest, OpenAIUsage, Rule, Text, ToolCall, run_command
-from helpers.hooks import history, session_record, state
-from helpers.project import commits, git, ok, reset_records
+from harness.replies import OpenAIUsage, Rule, Text, run_command
+from helpers.hooks import (
+    LOOP_BIN,
+    history,
+    install_hooks,
+    run_the_checkpoint_command,
+    session_record,
+    state,
+)
+from helpers.project import commits, git, reset_records
 
 pytestmark = pytest.mark.agents
 
-LOOP_BIN = Path(sys.executable).parent / "loop"
 FLAGS = (*CODEX_HOOK_FLAGS, "--trust", "--sandbox", "workspace-write")
-FILLED = ('"half the config key"', '"finish the config key: the schema default"')
 
 
 @pytest.fixture
 def installed(in_task: Path) -> Path:
-    ok(in_task, "install", "codex", "--loop-command", str(LOOP_BIN))
-    git(in_task, "add", "-A")
-    git(in_task, "commit", "-q", "-m", "task 1 handed out; loop hooks installed")
-    return in_task
+    return install_hooks(in_task, "codex")
 
 
 def test_a_thread_receives_the_resume_brief(
@@ -47,14 +47,6 @@ def test_a_thread_receives_the_resume_brief(
     assert not (state(installed) / "hooks" / "errors.log").exists()
 
 
-def _run_the_command_it_was_given(request: ModelRequest) -> ToolCall:
-    text = "\n".join(request.strings())
-    found = re.search(r"`([^`]*checkpoint issue-7 --mid-task[^`]*)`", text)
-    assert found, "the block names the checkpoint command"
-    command = found[1].replace('"<what is done so far>"', FILLED[0])
-    return ToolCall(command.replace('"<the concrete next step>"', FILLED[1]))
-
-
 def test_over_the_hard_threshold_a_tool_call_is_blocked_until_the_checkpoint(
     codex_cli: CodexCli, fake_openai: FakeOpenAI, installed: Path
 ) -> None:
@@ -65,7 +57,7 @@ def test_over_the_hard_threshold_a_tool_call_is_blocked_until_the_checkpoint(
         run_command("RUN:"),
         Rule(
             when=lambda r: r.is_tool_result and r.contains("stops until an interim checkpoint"),
-            reply=_run_the_command_it_was_given,
+            reply=run_the_checkpoint_command,
             times=1,
         ),
     )
