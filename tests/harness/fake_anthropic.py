@@ -22,7 +22,6 @@ far", and usage is the ``message_start`` usage with ``output_tokens`` from ``mes
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Mapping, Sequence
@@ -37,8 +36,9 @@ from harness.fake_server import (
     Settings,
     SseWriter,
     chunks,
+    command_line,
     fake_id,
-    serve_until_interrupted,
+    serve_command_line,
 )
 from harness.replies import (
     AnthropicUsage,
@@ -49,7 +49,6 @@ from harness.replies import (
     Summary,
     Text,
     ToolCall,
-    run_command,
 )
 
 COMPACTION_MARKER = "create a detailed summary of the conversation so far"
@@ -241,24 +240,20 @@ def _stream_block(out: SseWriter, index: int, block: dict[str, Any]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve until interrupted, printing the base URL and logging each request as JSON."""
-    parser = argparse.ArgumentParser(description="A fake Anthropic Messages API.")
-    parser.add_argument("--port", type=int, default=8765)
-    parser.add_argument("--reply", default="Hello from the fake Anthropic server.")
-    parser.add_argument("--after-tool", default="Tool finished.")
-    parser.add_argument("--run-marker", help="prompt marker before a command to run, e.g. RUN:")
+    parser = command_line(
+        "A fake Anthropic Messages API.", port=8765, reply="Hello from the fake Anthropic server."
+    )
     parser.add_argument("--input-tokens", type=int, default=AnthropicUsage.input)
     parser.add_argument("--cache-creation", type=int, default=AnthropicUsage.cache_creation)
     parser.add_argument("--cache-read", type=int, default=AnthropicUsage.cache_read)
     parser.add_argument("--output-tokens", type=int, default=AnthropicUsage.output)
-    parser.add_argument("--log", type=Path, help="append each request body as a JSON line")
     args = parser.parse_args(argv)
     usage = AnthropicUsage(
         args.input_tokens, args.cache_creation, args.cache_read, args.output_tokens
     )
-    fake = FakeAnthropic(args.reply, args.after_tool, usage, port=args.port)
-    if args.run_marker:
-        fake.add(run_command(args.run_marker))
-    return serve_until_interrupted(fake, args.log)
+    return serve_command_line(
+        FakeAnthropic(args.reply, args.after_tool, usage, port=args.port), args
+    )
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ last user text contains "CONTEXT CHECKPOINT COMPACTION".
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -38,8 +37,9 @@ from harness.fake_server import (
     Settings,
     SseWriter,
     chunks,
+    command_line,
     fake_id,
-    serve_until_interrupted,
+    serve_command_line,
 )
 from harness.replies import (
     HttpError,
@@ -50,7 +50,6 @@ from harness.replies import (
     Summary,
     Text,
     ToolCall,
-    run_command,
 )
 
 COMPACTION_MARKER = "CONTEXT CHECKPOINT COMPACTION"
@@ -258,24 +257,18 @@ def _stream_call(events: _Events, position: int, item: dict[str, Any]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve until interrupted, printing the origin and logging each request as JSON."""
-    parser = argparse.ArgumentParser(description="A fake OpenAI Responses API.")
-    parser.add_argument("--port", type=int, default=8775)
-    parser.add_argument("--reply", default="Hello from the fake OpenAI server.")
-    parser.add_argument("--after-tool", default="Tool finished.")
-    parser.add_argument("--run-marker", help="prompt marker before a command to run, e.g. RUN:")
+    parser = command_line(
+        "A fake OpenAI Responses API.", port=8775, reply="Hello from the fake OpenAI server."
+    )
     parser.add_argument("--input-tokens", type=int, default=OpenAIUsage.input)
     parser.add_argument("--cached-tokens", type=int, default=OpenAIUsage.cached)
     parser.add_argument("--output-tokens", type=int, default=OpenAIUsage.output)
     parser.add_argument("--reasoning-tokens", type=int, default=OpenAIUsage.reasoning)
-    parser.add_argument("--log", type=Path, help="append each request body as a JSON line")
     args = parser.parse_args(argv)
     usage = OpenAIUsage(
         args.input_tokens, args.cached_tokens, args.output_tokens, args.reasoning_tokens
     )
-    fake = FakeOpenAI(args.reply, args.after_tool, usage, port=args.port)
-    if args.run_marker:
-        fake.add(run_command(args.run_marker))
-    return serve_until_interrupted(fake, args.log)
+    return serve_command_line(FakeOpenAI(args.reply, args.after_tool, usage, port=args.port), args)
 
 
 if __name__ == "__main__":

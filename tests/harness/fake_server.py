@@ -8,6 +8,7 @@ the rules of ``harness.replies`` and records every exchange. The protocol module
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import threading
@@ -32,6 +33,7 @@ from harness.replies import (
     Text,
     Usage,
     always,
+    run_command,
 )
 
 
@@ -338,6 +340,24 @@ def fake_id(prefix: str, index: int, suffix: int = 0) -> str:
     """A stable, readable id such as ``msg_fake_0003`` (suffix distinguishes blocks)."""
     tail = f"_{suffix}" if suffix else ""
     return _SAFE.sub("_", f"{prefix}_fake_{index:04d}{tail}")
+
+
+def command_line(description: str, *, port: int, reply: str) -> argparse.ArgumentParser:
+    """The options both fake servers take when run by hand; each adds its usage numbers."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--port", type=int, default=port)
+    parser.add_argument("--reply", default=reply)
+    parser.add_argument("--after-tool", default="Tool finished.")
+    parser.add_argument("--run-marker", help="prompt marker before a command to run, e.g. RUN:")
+    parser.add_argument("--log", type=Path, help="append each request body as a JSON line")
+    return parser
+
+
+def serve_command_line(server: FakeModelServer, args: argparse.Namespace) -> int:
+    """Serve as :func:`command_line`'s options say (``--run-marker``, ``--log``)."""
+    if args.run_marker:
+        server.add(run_command(args.run_marker))
+    return serve_until_interrupted(server, args.log)
 
 
 def serve_until_interrupted(server: FakeModelServer, log: Path | None) -> int:
