@@ -54,6 +54,7 @@ import time
 import zlib
 
 from the_loop.config.root_search import CONFIG_DIR, search
+from the_loop.io.cache_switch import caches_allowed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -100,11 +101,6 @@ _PROCESSES = frozenset(
 Kept = tuple[str, str, str, int]  # stdout, stderr before, stderr after, exit code
 
 
-def enabled() -> bool:
-    """Whether kept answers may be used: the parse cache's switch, ``LOOP_NO_CACHE``."""
-    return os.environ.get("LOOP_NO_CACHE", "") in ("", "0")
-
-
 class Memo:
     """The kept answer of one command line in one project (its key and its file)."""
 
@@ -132,7 +128,7 @@ class Memo:
     @classmethod
     def find(cls, argv: list[str], repo: str | None) -> Memo | None:
         """The memo for ``argv`` run here, or None when answers are not kept for it."""
-        if not enabled():
+        if not caches_allowed():
             return None
         if repo is not None:
             repo = os.path.expanduser(repo)

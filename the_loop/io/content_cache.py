@@ -41,6 +41,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from the_loop.io import collector
+from the_loop.io.cache_switch import caches_allowed
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ def switch_off(off: bool = True) -> None:
 
 def active() -> bool:
     """Whether the cache may be used: not switched off, no ``LOOP_NO_CACHE`` set."""
-    return not _switched_off and os.environ.get("LOOP_NO_CACHE", "") in ("", "0")
+    return not _switched_off and caches_allowed()
 
 
 class ContentCache:

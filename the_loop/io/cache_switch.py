@@ -1,0 +1,15 @@
+"""Whether the environment lets loop use its caches: ``LOOP_NO_CACHE`` unset, empty or 0.
+
+One rule for the parse cache (``io/content_cache.py``) and the kept answers
+(``cli/answer_memo.py``); import-free, because the kept-answer path reads it
+before anything heavy loads.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def caches_allowed() -> bool:
+    """``LOOP_NO_CACHE`` is unset, empty or ``0``."""
+    return os.environ.get("LOOP_NO_CACHE", "") in ("", "0")
