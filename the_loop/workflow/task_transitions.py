@@ -251,17 +251,24 @@ def _dispatched(root: Path, outcome: Outcome) -> Outcome:
 
 
 def _require_finishable(report: ItemReport, task: Task, adopt: bool) -> None:
-    """Not done yet (or, with ``adopt``, ticked by hand), and every dependency done."""
-    unrecorded = {t.id for t in report.unrecorded_ticks}
-    problems = {p.task.id for p in report.tick_problems} if adopt else set()
-    adopt_cmd = tick_evidence.adopt_command(report.id, task.id)
-    if adopt:
-        if task.state is not TaskState.DONE:
+    """Not done yet (or, with ``adopt``, ticked by hand), and every dependency done.
+
+    The log's evidence is asked for only when the task is ticked already: an open
+    task is finishable whatever the log says, and reading it costs its length.
+    """
+    if task.state is not TaskState.DONE:
+        if adopt:
             raise RefusedError(
                 f"task {task.id} is not ticked: --adopt records a checkpoint for a task "
                 "ticked by hand",
                 hint=f"finish it without --adopt: `loop task done {report.id} {task.id} …`",
             )
+        _require_deps_done(report, task)
+        return
+    unrecorded = {t.id for t in report.unrecorded_ticks}
+    adopt_cmd = tick_evidence.adopt_command(report.id, task.id)
+    if adopt:
+        problems = {p.task.id for p in report.tick_problems}
         if task.id not in unrecorded and task.id not in problems:
             entry = report.log_checkpoints.done.get(task.id)
             where = f" ({entry.stamp})" if entry else ""
@@ -270,18 +277,16 @@ def _require_finishable(report: ItemReport, task: Task, adopt: bool) -> None:
                 hint=f"`loop next {report.id}` shows what is left",
             )
         return
-    if task.state is TaskState.DONE:
-        if task.id in unrecorded:
-            raise RefusedError(
-                f"task {task.id} is ticked, but no checkpoint records it (ticked by hand?)",
-                where=Where(report.item.artifacts["tasks"].path, task.line),
-                hint=f"`{adopt_cmd}` records the checkpoint without ticking it again",
-            )
+    if task.id in unrecorded:
         raise RefusedError(
-            f"task {task.id} is already done",
-            hint=f"`loop next {report.id}` shows what is left",
+            f"task {task.id} is ticked, but no checkpoint records it (ticked by hand?)",
+            where=Where(report.item.artifacts["tasks"].path, task.line),
+            hint=f"`{adopt_cmd}` records the checkpoint without ticking it again",
         )
-    _require_deps_done(report, task)
+    raise RefusedError(
+        f"task {task.id} is already done",
+        hint=f"`loop next {report.id}` shows what is left",
+    )
 
 
 def _done_plan(
@@ -342,6 +347,8 @@ def _completes_the_item(report: ItemReport, task: Task) -> bool:
     if report.phase.recorded != "implementation" or report.tasks is None:
         return False
     open_ = [t for t in report.tasks.tasks if t.state is not TaskState.DONE and t.id != task.id]
+    if open_:
+        return False  # the log's evidence of the other ticks is read only for the last task
     unrecorded = [t for t in report.unrecorded_ticks if t.id != task.id]
     return not open_ and not unrecorded
 
