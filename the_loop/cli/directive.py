@@ -22,11 +22,11 @@ def resolve_session_option(
     """``--session`` (or LOOP_SESSION_ID), else the session loop can tell is running.
 
     The harness's own variable (Claude Code, Codex) or the one live session the
-    hooks recorded; see ``the_loop.checkpoint.sessions.resolve_session``.
+    hooks recorded; see ``the_loop.checkpoint.seen_sessions.resolve_session``.
     """
     if value:
         return value
-    from the_loop.checkpoint.sessions import resolve_session
+    from the_loop.checkpoint.seen_sessions import resolve_session
     from the_loop.cli.app import Env
     from the_loop.errors import LoopError
 

@@ -34,8 +34,8 @@ from the_loop.spec.items import load_item, resolve_item
 from the_loop.spec.project import ItemContext, Project, item_context, open_project
 from the_loop.tasks import Task, TaskState, set_state
 from the_loop.workflow import tick_evidence
+from the_loop.workflow.entry_text import concrete_did, concrete_next
 from the_loop.workflow.item_report import ItemReport
-from the_loop.workflow.next_step import concrete_did, concrete_next
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost)
 if TYPE_CHECKING:
@@ -147,7 +147,7 @@ def start_task(item: ItemAt | ItemContext, task_id: str, *, session: str | None 
     knows whose unsaved work it is.
     """
     # Loaded before anything changes; `task done` given --session never needs it.
-    from the_loop.checkpoint import sessions
+    from the_loop.checkpoint import seen_sessions
 
     at = _at(item)
     with checkpoint.locked(at.project.root):
@@ -158,7 +158,7 @@ def start_task(item: ItemAt | ItemContext, task_id: str, *, session: str | None 
             raise RefusedError(f"task {task.id} is already done")
         _require_deps_done(report, task)
         set_state(report.item.artifacts["tasks"].path, task.id, TaskState.IN_PROGRESS)
-        sessions.own_task(at.project.root, session, report.id, task.id)
+        seen_sessions.own_task(at.project.root, session, report.id, task.id)
         return task
 
 
