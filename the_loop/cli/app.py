@@ -235,7 +235,9 @@ def run_as_process() -> None:
     """Run the click application as this process's command.
 
     click would turn a Ctrl-C that lands outside a command (while the command
-    line is parsed) into "Aborted!" and exit 1; loop's contract is exit 130.
+    line is parsed) into "Aborted!" and exit 1; loop's contract is exit 130. (A
+    Ctrl-C outside click's own handling reaches ``the_loop.__main__``, which says
+    the same.)
     """
     global _AS_PROCESS
     _AS_PROCESS = True
@@ -247,6 +249,4 @@ def run_as_process() -> None:
     except click.ClickException as exc:
         exc.show()
         code = exc.exit_code
-    except KeyboardInterrupt:
-        code = int(ExitCode.INTERRUPTED)
     sys.exit(code if isinstance(code, int) else 0)

@@ -150,7 +150,7 @@ def _echo_work_on(result: object, root: object) -> None:
     from dataclasses import replace
     from pathlib import Path
 
-    from the_loop.cli.item_answers import status_lines
+    from the_loop.cli.status_text import status_lines
     from the_loop.workflow.status import item_status
     from the_loop.workflow.work_on import WorkOnResult
 

@@ -25,7 +25,7 @@ from typing import TypeVar
 import click
 
 from the_loop import __version__
-from the_loop.cli.text import shown_path, style
+from the_loop.cli.render import shown_path
 from the_loop.errors import ExitCode, FileSystemError, LoopError, Where
 
 T = TypeVar("T")
@@ -215,5 +215,5 @@ def _relative(exc: LoopError) -> LoopError:
 
 def _styled_error(text: str) -> str:
     first, _, rest = text.partition("\n")
-    head = style("error: ", fg="red", bold=True) + first
+    head = click.style("error: ", fg="red", bold=True) + first
     return head + ("\n" + rest if rest else "")
