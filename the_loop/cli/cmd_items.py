@@ -105,18 +105,18 @@ def next_cmd(env: Env, item_ref: str, all_ready: bool, json_output: bool, full: 
     lowest id. Exit 1 when open tasks remain but none can start, or when the
     task graph has errors.
     """
-    from the_loop.workflow import next_task
+    from the_loop.workflow import next_answer
     from the_loop.workflow.answer_limits import LIST_LIMIT
 
     (report,) = _reports(env, item_ref, False)
     if wants_json(env, json_output):
-        data, failing = next_task.next_answer(
+        data, failing = next_answer.next_answer(
             report, all_ready=all_ready, limit=None if full else LIST_LIMIT
         )
         echo_problems(report.ctx.problems)
         emit_json(data)
     else:
-        view = next_task.next_view(report, all_ready=all_ready)
+        view = next_answer.next_view(report, all_ready=all_ready)
         text, failing = view.render(), view.failing
         echo_problems(report.ctx.problems)
         click.echo(text, nl=False)
