@@ -179,15 +179,15 @@ def run_test(run: TestRun) -> Verification:
     stopped (a test's children too), and a background job the test leaves
     behind holding the output pipe is never waited for.
     """
-    from the_loop.io.child_process import run_bounded  # subprocess: only a test that runs
+    from the_loop.io.processes import run as run_child  # subprocess: only a test that runs
 
     try:
-        ran = run_bounded(run.argv, cwd=run.cwd, timeout=run.timeout)
+        ran = run_child(run.argv, cwd=run.cwd, timeout=run.timeout, merge_stderr=True)
     except FileNotFoundError:
         return Verification(run.argv, 127, f"{run.argv[0]}: command not found", shown=run.shown)
     except PermissionError:
         return Verification(run.argv, 126, f"{run.argv[0]}: permission denied", shown=run.shown)
-    output = ran.output[-_OUTPUT_TAIL:]
+    output = ran.stdout[-_OUTPUT_TAIL:]
     if ran.timed_out:
         return Verification(run.argv, None, output, True, shown=run.shown)
     return Verification(run.argv, ran.returncode, output, shown=run.shown)
