@@ -37,6 +37,7 @@ OWNED = {
     "click": ("cli",),
     "jsonschema": ("config",),
     "jinja2": ("io",),
+    "git": ("git",),  # GitPython: the git layer's library, and it starts git on import
     "ruamel": ("io", "config", "spec", "workflow"),
 }
 
@@ -127,3 +128,15 @@ def test_no_module_cycles() -> None:
     for node in sorted(graph):
         if node not in state:
             visit(node)
+
+
+def test_gitpython_is_imported_inside_functions() -> None:
+    """GitPython costs start-up time and runs `git version` on import: never at module level."""
+    found = [
+        f"{path.relative_to(REPO_ROOT)}:{node.lineno}"
+        for path in _modules()
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if (isinstance(node, ast.Import) and any(a.name.split(".")[0] == "git" for a in node.names))
+        or (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "git")
+    ]
+    assert not found, f"import GitPython inside the function that needs it: {found}"

@@ -37,8 +37,8 @@ IDENTITY_HINT = (
 _IDENT = re.compile(r"^(?P<name>.*) <(?P<email>[^<>]*)> \d+ [+-]\d{4}$")
 # configuration that reaches git from outside the config files
 _INJECTED_CONFIG = ("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT")
-# what git trims from both ends of a name or address ("crud"), and drops inside
-_CRUD = "".join(chr(c) for c in range(33)) + ",:;<>\"\\'"
+# what git trims from both ends of a name or address ("crud"): such a value is left to git
+_CRUD = "".join(chr(c) for c in range(33)) + ".,:;<>\"\\'"
 _TRUE = ("1", "true", "yes", "on")
 
 
