@@ -1,11 +1,12 @@
 """Loop's git layer against git itself, in every repository layout it meets.
 
 For each layout (packed refs, a symbolic or detached HEAD, an unborn branch, a
-linked worktree, ``GIT_DIR``/``GIT_WORK_TREE``, a ``.git`` file) the same
+linked worktree, ``GIT_DIR``/``GIT_WORK_TREE``, a hook's environment, a ``.git``
+file) the same
 questions go to loop's git layer and to the real git in the same folder with the
 same environment: HEAD's commit, the branch, the git dir, the common dir, the top
-of the working tree, who the author and committer are, and which commits carry a
-checkpoint. They must agree. Then end to end: packing the refs and running in a
+of the working tree, the index file, who the author and committer are, and which
+commits carry a checkpoint. They must agree. Then end to end: packing the refs and running in a
 linked worktree change nothing in ``loop task done``.
 """
 
@@ -137,6 +138,13 @@ def git_dir_and_work_tree(tmp: Path) -> Layout:
     return Layout(tree, {"GIT_DIR": str(store), "GIT_WORK_TREE": str(tree)})
 
 
+def hook_in_a_linked_worktree(tmp: Path) -> Layout:
+    """What git hands a hook it runs in a linked worktree: GIT_DIR, GIT_INDEX_FILE, no tree."""
+    work = linked_worktree(tmp).work
+    admin = Path(real_git(work, {}, "rev-parse", "--absolute-git-dir").strip())
+    return Layout(work, {"GIT_DIR": str(admin), "GIT_INDEX_FILE": str(admin / "index")})
+
+
 def git_file(tmp: Path) -> Layout:
     """A ``.git`` file pointing at the git dir (``git init --separate-git-dir``)."""
     work = tmp / "separate"
@@ -168,6 +176,7 @@ LAYOUTS: dict[str, Callable[[Path], Layout]] = {
         linked_worktree,
         linked_worktree_subfolder,
         git_dir_and_work_tree,
+        hook_in_a_linked_worktree,
         git_file,
         git_file_relative,
     )
@@ -206,6 +215,7 @@ def git_says(layout: Layout) -> dict[str, object]:
         "git_dir": Path(ask("rev-parse", "--absolute-git-dir")).resolve(),
         "common_dir": (work / ask("rev-parse", "--git-common-dir")).resolve(),
         "top": Path(ask("rev-parse", "--show-toplevel")).resolve(),
+        "index": (work / ask("rev-parse", "--git-path", "index")).resolve(),
         "author": _ident(ask("var", "GIT_AUTHOR_IDENT")),
         "committer": _ident(ask("var", "GIT_COMMITTER_IDENT")),
         "checkpoints": found,
@@ -223,6 +233,7 @@ def loop_says(layout: Layout) -> dict[str, object]:
         "git_dir": dirs.git_dir,
         "common_dir": dirs.common_dir,
         "top": find_repo_root(layout.work),
+        "index": dirs.index.resolve(),
         "author": ident,
         "committer": ident,  # the layouts use one identity for both roles
         "checkpoints": checkpoint_commits(layout.work) or {},
