@@ -2,12 +2,12 @@
 
 For each layout (packed refs, a symbolic or detached HEAD, an unborn branch, a
 linked worktree, ``GIT_DIR``/``GIT_WORK_TREE``, a hook's environment, a ``.git``
-file) the same
-questions go to loop's git layer and to the real git in the same folder with the
-same environment: HEAD's commit, the branch, the git dir, the common dir, the top
-of the working tree, the index file, who the author and committer are, and which
-commits carry a checkpoint. They must agree. Then end to end: packing the refs and running in a
-linked worktree change nothing in ``loop task done``.
+file) the same questions go to loop's git layer and to the real git in the same
+folder with the same environment: HEAD's commit, the branch, the git dir, the
+common dir, the top of the working tree, the index file, who the author and
+committer are, and which commits carry a checkpoint. They must agree. Then end
+to end: packing the refs and running in a linked worktree change nothing in
+``loop task done``.
 """
 
 from __future__ import annotations
