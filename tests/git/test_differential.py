@@ -292,8 +292,78 @@ def test_identity_agrees_with_git_var(
         real_git(work, {}, "-c", "user.useConfigOnly=true", "var", "GIT_AUTHOR_IDENT")
     )
     real_git(work, {}, "-c", "user.useConfigOnly=true", "var", "GIT_COMMITTER_IDENT")
+    found, calls = git_calls_during(lambda: identity(work), tmp_path, monkeypatch)
 
-    assert identity(work) == expected
+    assert found == expected
+    asked_git = case in ("git -c from a hook or alias", "a trailing dot is crud to git")
+    assert bool(calls) == asked_git, calls  # git answers only what the files cannot settle
+
+
+def _global_elsewhere(work: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    other = home / "other-gitconfig"
+    other.write_text("[user]\n\tname = Other Global\n\temail = other@example.invalid\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(other))
+
+
+def _xdg_below_home_file(work: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """git reads $XDG_CONFIG_HOME/git/config, then ~/.gitconfig (which wins)."""
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL")
+    xdg = home / ".config" / "git" / "config"
+    xdg.parent.mkdir(parents=True)
+    xdg.write_text("[user]\n\tname = Xdg Name\n\temail = xdg@example.invalid\n")
+    (home / ".gitconfig").write_text("[user]\n\temail = home@example.invalid\n")
+
+
+def _per_worktree(work: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_git(work, {}, "config", "extensions.worktreeConfig", "true")
+    real_git(work, {}, "config", "--worktree", "user.name", "Tree Person")
+
+
+def _system_file(work: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    system = home / "system-gitconfig"
+    system.write_text("[author]\n\tname = System Author\n")
+    monkeypatch.delenv("GIT_CONFIG_NOSYSTEM")
+    monkeypatch.setenv("GIT_CONFIG_SYSTEM", str(system))
+
+
+CONFIG_FILES = {
+    f.__name__.strip("_"): f
+    for f in (_global_elsewhere, _xdg_below_home_file, _per_worktree, _system_file)
+}
+
+
+def git_calls_during(
+    call: Callable[[], object], tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[object, list[str]]:
+    """``call()``'s value and the git commands it started (a logging git first on PATH)."""
+    real = shutil.which("git")
+    assert real is not None
+    wrap = tmp / "logging-git"
+    wrap.mkdir()
+    log = tmp / "git-calls.log"
+    (wrap / "git").write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {real} "$@"\n')
+    (wrap / "git").chmod(0o755)
+    with monkeypatch.context() as patch:
+        patch.setenv("PATH", f"{wrap}{os.pathsep}{os.environ['PATH']}")
+        value = call()
+    calls = log.read_text().splitlines() if log.exists() else []
+    return value, [c for c in calls if c != "version"]  # GitPython's own, on its first import
+
+
+@pytest.mark.parametrize("case", sorted(CONFIG_FILES))
+def test_identity_reads_the_config_files_git_reads(
+    case: str, tmp_path: Path, hermetic_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = plain(tmp_path).work
+    CONFIG_FILES[case](work, hermetic_env, monkeypatch)
+
+    expected = _ident(
+        real_git(work, {}, "-c", "user.useConfigOnly=true", "var", "GIT_AUTHOR_IDENT")
+    )
+    found, calls = git_calls_during(lambda: identity(work), tmp_path, monkeypatch)
+
+    assert found == expected
+    assert calls == []  # read from the files: no `git var`
 
 
 def test_identity_through_an_include_for_this_folder(
