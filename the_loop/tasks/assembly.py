@@ -88,6 +88,8 @@ class Draft:
         "blocks",
         "after_blank",
         "heading",
+        "optional",
+        "phase",
     )
 
     def __init__(
@@ -98,8 +100,12 @@ class Draft:
         paragraph: Block,
         *,
         heading: bool = False,
+        optional: bool = False,
+        phase: int | None = None,
     ) -> None:
         self.mark = mark
+        self.optional = optional  # Kiro's `- [ ]*`
+        self.phase = phase  # the line of the Spec Kit phase heading above it
         self.line = line
         self.mark_offset = mark_offset
         self.end_line = line
@@ -298,6 +304,9 @@ def assemble(draft: Draft, ctx: Context) -> Task | None:
     if not facts.requirements and facts.in_parentheses:
         facts.requirements = facts.in_parentheses
         facts.requirements_line = facts.in_parentheses_line
+    parallel = False
+    if title[:1] == "[":
+        title, parallel = _tags(title, facts)
     if not title:
         ctx.note(
             Level.WARNING,
@@ -325,6 +334,11 @@ def assemble(draft: Draft, ctx: Context) -> Task | None:
             "line": draft.line,
             "end_line": draft.end_line,
             "mark_offset": draft.mark_offset,
+            "parent": None,  # set by ``the_loop.tasks.order``
+            "optional": draft.optional,
+            "checkpoint": "heckpoint" in title and _CHECKPOINT_RE.match(title) is not None,
+            "parallel": parallel,
+            "phase": draft.phase,
         }
     )
     if facts.unread_line is not None:
@@ -332,6 +346,27 @@ def assemble(draft: Draft, ctx: Context) -> Task | None:
     ctx.tasks.append(task)
     ctx.stated.append(facts.stated)
     return task
+
+
+# A checkpoint task: "Checkpoint - Ensure all tests pass", "**Checkpoint:** …".
+_CHECKPOINT_RE = re.compile(r"[\W_]*checkpoint\b", re.IGNORECASE)
+# Spec Kit's tags before a title: `[P]` (may run in parallel), `[US1]` (the story served).
+_TAG_RE = re.compile(r"\[(P|US[0-9]{1,4})\][ \t]*")
+
+
+def _tags(title: str, facts: _Facts) -> tuple[str, bool]:
+    """``title`` without its leading ``[P]``/``[USn]`` tags, and whether ``[P]`` was one.
+
+    A ``[USn]`` tag cites user story ``n`` of ``spec.md`` (the id ``USn``).
+    """
+    parallel, at = False, 0
+    while (m := _TAG_RE.match(title, at)) is not None:
+        if m.group(1) == "P":
+            parallel = True
+        else:
+            facts.requirements.setdefault(m.group(1), None)
+        at = m.end()
+    return title[at:], parallel
 
 
 def _take_blocks(
