@@ -122,6 +122,9 @@ class RequirementSet:
     aliases: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     # The line of the non-functional requirements heading, if there is one.
     nfr_line: int | None = None
+    # Every id written at the start of a line (a label, in whatever form) → its line:
+    # a citation of one is never "undefined", even where the form was not read.
+    labels: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def complete(self) -> bool:
@@ -214,6 +217,7 @@ def parse_requirements(text: str, path: Path) -> RequirementSet:
         tuple(sorted_findings(parser.findings)),
         MappingProxyType({a: t for a, t in parser.aliases.items() if t in parser.ids}),
         parser.nfr_line,
+        MappingProxyType(parser.labels),
     )
 
 
@@ -319,6 +323,21 @@ _LABEL_LIKE = re.compile(r"^(?:[A-Z]{1,5}-?[0-9]|[0-9]+\.[0-9])")
 _PLAIN_LABEL = re.compile(
     rf"^(?P<id>{_NUM}\.{_NUM}[a-z]?)[ \t]+(?P<rest>\S.*)$"
     rf"|^(?P<fid>(?:[A-Z]{{1,5}})-?{_ID_NUMBER})(?:[ \t]*[:—–]|[ \t]+-[ \t])[ \t]*(?P<frest>.*)$"
+    # `- R2.1 WHEN …`, `- NFR1 **Fast.** …`: a criterion's id, or an id before a bold title
+    rf"|^(?P<sid>(?:[A-Z]{{1,5}})-?{_NUM}[a-z]?(?:\.{_NUM}[a-z]?|(?=[ \t]+\*\*)))"
+    r"[ \t]+(?P<srest>\S.*)$"
+)
+# Any line's leading id, however it is written (`- **R1.1**`, `1.1 WHEN`, `| AC3 |`):
+# an id written as a label is never reported undefined (at most unconfirmed).
+_ANY_LABEL = re.compile(
+    rf"^[ \t]*(?:[-*+|][ \t]*|[0-9]{{1,9}}[.)][ \t]+)?[*_`]*"
+    rf"(?P<family>[A-Z]{{1,5}})?-?(?P<num>{_NUM}[a-z]?(?:\.{_NUM}[a-z]?)?)(?![\w.])"
+)
+# `### Derived Requirement 3`, `### Non-functional requirement 2`: a requirement of a
+# family of its own (DR3, NFR2), whose criteria restart at 1.
+_QUALIFIED_REQ_HEADING = re.compile(
+    rf"^(?P<words>[A-Za-z][\w]*(?:[ \t-][A-Za-z][\w]*){{0,2}})[ \t]+(?i:requirement)[ \t]*"
+    rf"(?P<num>{_NUM}[a-z]?)(?P<rest>(?:[ \t]*[:—–-]|\.?(?:[ \t]|$)).*|)$"
 )
 _AC_MARKER = re.compile(rf"\([ \t]*AC[ \t]?({_NUM}(?:\.{_NUM})?)[ \t]*\)[ \t.]*$")
 _SEPARATOR = re.compile(r"^[ \t]*(?:[:—–-]|\.(?=[ \t]|$))?[ \t]*")
@@ -383,7 +402,7 @@ class _Section:
 
     def __init__(
         self,
-        kind: Literal["requirement", "acceptance"],
+        kind: Literal["requirement", "acceptance", "nfr"],
         level: int,
         owner: str | None = None,
         *,
@@ -401,6 +420,8 @@ class _Section:
         self.bullets = kind == "acceptance"
 
     def criterion_id(self, position: int) -> str:
+        if self.kind == "nfr":
+            return f"NFR{position}"  # `1. **Small.** …` under a non-functional heading
         return f"{self.owner}.{position}" if self.kind == "requirement" else f"AC{position}"
 
 
@@ -433,10 +454,13 @@ class _Parser:
         self.list_open = False  # the last item was numbered and nothing ended its list
         self.nfr_line: int | None = None
         self.weak: set[str] = set()  # ids only a table row or a bold paragraph defined
+        self.labels: dict[str, int] = {}  # every id written at the start of a line → line
 
     def feed(self, lineno: int, line: str) -> None:
         # Each line form starts with its own characters: only its pattern can match.
         first = line[:1]
+        if first != "#" and (label := _ANY_LABEL.match(line)) is not None:
+            self._note_label(label, lineno)
         heading = _HEADING.match(line) if first in _HEADING_STARTS else None
         if heading:
             self.close_item()
@@ -472,6 +496,22 @@ class _Parser:
                     self.section.bullets = True
             elif line.startswith("**"):
                 self._bold_paragraph(lineno, line.strip())
+            elif first in _DIGITS or first.isupper():
+                self._plain_paragraph(lineno, line.strip())
+
+    def _note_label(self, m: re.Match[str], lineno: int) -> None:
+        family, number = m.group("family"), canonical_number(m.group("num"))
+        if family is None and "." not in number:
+            return  # a list's own number
+        self.labels.setdefault(f"{family or 'R'}{number}", lineno)
+
+    def _plain_paragraph(self, lineno: int, text: str) -> None:
+        """``1.1 WHEN …`` as a paragraph of its own inside a section: that criterion."""
+        if self.section is None or not self.section.active:
+            return
+        label, rest = self._plain_label(text)
+        if label is not None and "." in label:
+            self._define_criterion(label, lineno, rest)
 
     # -- headings ---------------------------------------------------------- #
 
@@ -491,6 +531,17 @@ class _Parser:
             fresh = self._define(req_id, lineno, text or title, parent, weak=weak)
             if parent is None:
                 self.section = _Section("requirement", level, req_id, active=fresh)
+            return
+        qualified = _QUALIFIED_REQ_HEADING.match(title)
+        if qualified and qualified.group("words").lower() not in ("the", "a", "one", "each"):
+            initials = "".join(w[0] for w in re.split(r"[ \t-]+", qualified.group("words")))
+            req_id = f"{initials.upper()}R{canonical_number(qualified.group('num'))}"
+            text = _SEPARATOR.sub("", qualified.group("rest") or "", count=1).strip()
+            fresh = self._define(req_id, lineno, text or title, None, weak=weak)
+            self.section = _Section("requirement", level, req_id, active=fresh)
+            return
+        if _NON_FUNCTIONAL_HEADING.search(title) and self.section is None:
+            self.section = _Section("nfr", level)
             return
         if _REQ_HEADING_LIKE.match(title):
             self._not_understood(
@@ -585,11 +636,11 @@ class _Parser:
         m = _PLAIN_LABEL.match(text)
         if m is None:
             return None, text
-        token = m.group("id") or m.group("fid")
+        token = m.group("id") or m.group("fid") or m.group("sid")
         req_id = self._canonical(token)
         if req_id is None:
             return None, text
-        return req_id, (m.group("rest") or m.group("frest") or "").strip()
+        return req_id, (m.group("rest") or m.group("frest") or m.group("srest") or "").strip()
 
     def _canonical(self, token: str) -> str | None:
         """The id a label names, read against the section it sits in; None if not an id.

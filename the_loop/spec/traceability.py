@@ -155,6 +155,8 @@ def _unresolved(
             where,
             hint="add a `## Non-functional requirements` section, or cite a requirement id",
         )
+    if family == "" and "." in cited:
+        family = "R"  # a bare `3.9` is criterion 9 of Requirement 3
     if family not in REQUIREMENT_FAMILIES and family not in families:
         if _TOPS not in hints:  # computed once per trace, not per citation
             hints[_TOPS] = _ranges(_tops(reqs))
@@ -169,6 +171,16 @@ def _unresolved(
         )
     if cited not in hints:
         hints[cited] = _closest(cited, reqs, children)
+    labelled = reqs.labels.get(cited) or reqs.labels.get(f"R{cited}")
+    if labelled is not None:
+        return Finding(
+            Level.WARNING,
+            "trace.unconfirmed",
+            f"task {task.id} cites {cited}, which {name} writes at line {labelled} in a form "
+            "loop did not read as a definition; it is not checked",
+            where,
+            hint=f"write it as a labelled criterion (`- **{cited}** …`) to have it traced",
+        )
     unread = reqs.not_understood()
     if unread is None:
         return Finding(

@@ -51,7 +51,7 @@ DAG_HEADING_RE = re.compile(
 )
 _ARROW_RE = compile_on_use(r"<-{1,2}(?!>)|←|-{1,2}>|=>|→|⟶")
 _BACKWARD = frozenset({"<-", "<--", "←"})
-_ID = r"[Tt]?[0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?"
+_ID = r"(?:[Tt]-?)?[0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?"
 _ITEM = rf"{_ID}(?:[ \t]*(?:\.\.|[–—-])[ \t]*{_ID})?"
 _GROUP = (
     rf"\{{[ \t]*{_ITEM}(?:[ \t]*,[ \t]*{_ITEM})*[ \t]*\}}"
@@ -62,8 +62,8 @@ _GROUP_RE = compile_on_use(_GROUP)
 _TRAILING_GROUP_RE = compile_on_use(rf"(?:^|(?<=[\s(:]))(?:{_GROUP})[ \t]*$")
 _LEADING_GROUP_RE = compile_on_use(rf"[ \t]*(?:{_GROUP})(?![\w.])")
 _ITEM_RE = compile_on_use(
-    r"[Tt]?([0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?)"
-    r"(?:[ \t]*(?:\.\.|[–—-])[ \t]*[Tt]?([0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?))?"
+    r"(?:[Tt]-?)?([0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?)"
+    r"(?:[ \t]*(?:\.\.|[–—-])[ \t]*(?:[Tt]-?)?([0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?))?"
 )
 _NOISE_RE = compile_on_use(r"\b(?:also|after|then|and|both)\b", re.IGNORECASE)
 _CODE_SPAN_RE = compile_on_use(r"`([^`]+)`")

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 # `T12b`, `**T3`), the separator included; the task-line reader and the writer share
 # it. A letter suffix (`T12b`) names a task inserted after 12 without renumbering.
 ID_RE = compile_on_use(
-    r"(?P<t>[Tt]ask[ \t]+|[Tt])?(?P<num>[0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?)"
+    r"(?P<t>[Tt]ask[ \t]+|[Tt]-?)?(?P<num>[0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?)"
     r"(?P<sep>\.|\)|:|[ \t]*[—–]|[ \t]+-(?=[ \t]|$)|(?=\*\*)|(?=[ \t]|$))"
 )
 
@@ -56,14 +56,15 @@ def _strip_zeros(part: str) -> str:
 ALL: Literal["all"] = "all"
 _MAX_RANGE = 100_000
 _PAREN_RE = compile_on_use(r"\([^()]*\)")
-_NONE_RE = compile_on_use(r"(?:none|nothing|n/a)(?![\w/])|[—–-]$", re.IGNORECASE)
+# `—` (and `—.`, a sentence's end) means none as much as the word does.
+_NONE_RE = compile_on_use(r"(?:none|nothing|n/a)(?![\w/])|[—–-]+\.?$", re.IGNORECASE)
 _ALL_RE = compile_on_use(r"all(?:[ \t]+(?:other[ \t]+)?tasks)?(?:[ \t]+above)?\.?$", re.IGNORECASE)
 _SIMPLE_DEPS_RE = re.compile(r"[0-9]{1,9}(?:, [0-9]{1,9})+$")
 _DEP_SPLIT_RE = compile_on_use(r"[,;&+]|[ \t]and[ \t]", re.IGNORECASE)
 _TASK_NUMBER = r"[0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?"
 _DEP_ITEM_RE = compile_on_use(
-    rf"(?:tasks?[ \t]+)?[Tt]?({_TASK_NUMBER})"
-    rf"(?:[ \t]*(?:[–—-]|\.\.|to)[ \t]*[Tt]?({_TASK_NUMBER}))?"
+    rf"(?:tasks?[ \t]+)?(?:[Tt]-?)?({_TASK_NUMBER})"
+    rf"(?:[ \t]*(?:[–—-]|\.\.|to)[ \t]*(?:[Tt]-?)?({_TASK_NUMBER}))?"
 )
 
 
@@ -150,7 +151,9 @@ _NOT_CITATIONS_RE = compile_on_use(
     r"`[^`]*`"  # code
     r"|\]\([^)]*\)"  # a link's target (its text, `[R1.1]`, is read)
     r"|https?://\S+"
-    r"|(?i:(?:security[ \t]+)?abuse[ \t]+cases?)[ \t]*[0-9][0-9 \t,–—-]*(?:(?i:and)[ \t]+[0-9]+)?"
+    # a section of some document by its number: `abuse cases 1 & 3`, `steps 2 and 4`
+    r"|(?i:(?:security[ \t]+)?abuse[ \t]+cases?|sections?|steps?|scenarios?|cases?)"
+    r"[ \t]*[0-9][0-9 \t,&–—-]*(?:(?i:and)[ \t]+[0-9]+)?"
     r"|(?i:(?:security|design)[ \t]+)?§[ \t]*[0-9][0-9.]*(?:[ \t]*[–—-][ \t]*§?[ \t]*[0-9][0-9.]*)?"
 )
 _SIMPLE_REQS_RE = re.compile(r"(?:(?:NFR|FR|AC|R)[1-9][0-9]{0,8}(?:\.[1-9][0-9]{0,8})?(?:, |$))+$")
@@ -293,7 +296,10 @@ def unsplittable_span(value: str) -> str | None:
 
 
 _CODE_RUN_RE = compile_on_use(r"`+")
-_ROW_LABEL_RE = compile_on_use(r"T[0-9]+[ \t]+[—–-][ \t]+")
+# `T2 — pytest …`, `T1/T8 — pytest …`: the test-plan rows the command stands for.
+_ROW_LABEL_RE = compile_on_use(
+    r"T[0-9]+[a-z]?(?:[ \t]*[/,&+][ \t]*T?[0-9]+[a-z]?)*[ \t]+[—–-][ \t]+"
+)
 
 
 def _first_code_span(text: str) -> str | None:
