@@ -333,6 +333,11 @@ _ANY_LABEL = re.compile(
     rf"^[ \t]*(?:[-*+|][ \t]*|[0-9]{{1,9}}[.)][ \t]+)?[*_`]*"
     rf"(?P<family>[A-Z]{{1,5}})?-?(?P<num>{_NUM}[a-z]?(?:\.{_NUM}[a-z]?)?)(?![\w.])"
 )
+# `### User Story 1 - Export records (Priority: P1)`: Spec Kit's story US1, whose
+# numbered acceptance scenarios are US1.1, US1.2, …
+_USER_STORY_HEADING = re.compile(
+    rf"^(?i:user[ \t]+story)[ \t]*(?P<num>{_NUM})(?P<rest>(?:[ \t]*[:—–-]|\.?(?:[ \t]|$)).*|)$"
+)
 # `### Derived Requirement 3`, `### Non-functional requirement 2`: a requirement of a
 # family of its own (DR3, NFR2), whose criteria restart at 1.
 _QUALIFIED_REQ_HEADING = re.compile(
@@ -531,6 +536,13 @@ class _Parser:
             fresh = self._define(req_id, lineno, text or title, parent, weak=weak)
             if parent is None:
                 self.section = _Section("requirement", level, req_id, active=fresh)
+            return
+        story = _USER_STORY_HEADING.match(title)
+        if story:
+            req_id = f"US{canonical_number(story.group('num'))}"
+            text = _SEPARATOR.sub("", story.group("rest") or "", count=1).strip()
+            fresh = self._define(req_id, lineno, text or title, None, weak=weak)
+            self.section = _Section("requirement", level, req_id, active=fresh)
             return
         qualified = _QUALIFIED_REQ_HEADING.match(title)
         if qualified and qualified.group("words").lower() not in ("the", "a", "one", "each"):

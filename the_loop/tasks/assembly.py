@@ -190,7 +190,7 @@ _PLAIN_HEAD_RE = re.compile(r"([Tt]?)([0-9]{1,9})[.):][ \t]+([^*]*)$")
 _FIELD_RE = compile_on_use(
     r"(?<![\w*])(?P<open>\*\*|\*|_)"
     r"(?P<key>depends(?:[ -]on)?|dependencies|blocked[ -]by|requirements?|reqs?|refs?"
-    r"|covers|satisfies|implements|traces(?:[ \t]to)?|tests?)"
+    r"|covers|satisfies|implements|validates|traces(?:[ \t]to)?|tests?)"
     r"(?:[ \t]*:[ \t]*(?P=open)|(?P=open)[ \t]*:|[ \t]*:(?P<inner>))",
     re.IGNORECASE,
 )

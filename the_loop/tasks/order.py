@@ -68,10 +68,10 @@ def detect_format(path: Path, text: str) -> str:
     """
     if ".kiro" in path.parts:
         return KIRO
-    if text.lstrip("\ufeff").startswith("---"):
-        return THE_LOOP
     if _SPEC_KIT_DIR_RE.match(path.parent.name) and path.parent.parent.name == "specs":
         return SPEC_KIT
+    if text.lstrip("\ufeff").startswith("---"):
+        return THE_LOOP
     if _SPEC_KIT_TEXT_RE.search(text):
         return SPEC_KIT
     if _KIRO_TEXT_RE.search(text):
