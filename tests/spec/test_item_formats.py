@@ -145,3 +145,13 @@ def test_adopt_records_the_outside_approvals_as_locks(loop: Loop, build_tree: Bu
     )
     data = json.loads(loop("status", "shelf", "--json", cwd=root).stdout)
     assert data["artifacts"]["requirements.md"]["stale"] is True
+
+
+def test_next_never_says_all_zero_tasks_are_done(loop: Loop, build_tree: Build) -> None:
+    root = kiro(build_tree, "# Implementation Plan\n\n### Tx — unread\n\n- [ ] Do it\n")
+    loop("init", cwd=root)
+    result = loop("next", "shelf", cwd=root)
+    assert "all 0 tasks are done" not in result.output
+    assert "lists no task loop can read" in result.output
+    check = json.loads(loop("check", "shelf", "--json", cwd=root).stdout)
+    assert "tasks.none-understood" in {f["code"] for f in check["findings"]}
