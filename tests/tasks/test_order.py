@@ -135,7 +135,8 @@ def test_kiro_waves_replace_the_file_order() -> None:
         """
     tasks = read(text)
     assert tasks.dependency_source == "waves"
-    assert deps(tasks) == {"1": (), "2": ("1",), "3": ("1",), "4": ("2", "3")}
+    # wave 2 waits for wave 1 and for the still open wave 0
+    assert deps(tasks) == {"1": (), "2": ("1",), "3": ("1",), "4": ("1", "2", "3")}
 
 
 def test_a_wave_naming_an_unknown_task_holds_the_next_wave_back() -> None:

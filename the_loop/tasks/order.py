@@ -165,6 +165,7 @@ class _Order:
         self.held: dict[int, int] = {}
         self.states: dict[int, TaskState] = {}
         self.has_phases = any(t.phase is not None for t in tasks)
+        self._done_memo: dict[int, bool] = {}
         self.changed = bool(self.parent)
 
     def _parent_of(self, task_id: str, at: int) -> int | None:
@@ -209,7 +210,7 @@ class _Order:
             else:
                 self.add(i, base | run)
                 if self.required(i):
-                    base, run = {task.id}, set()
+                    base, run = {task.id} | self.carried(base | run, i), set()
             if i in self.children:
                 self.sequence(self.children[i], set())
         return base | run
@@ -217,7 +218,7 @@ class _Order:
     def waves(self, waves: list[tuple[list[str], int]]) -> None:
         """Wave *k* waits for every task of wave *k - 1*; unlisted tasks keep the file order."""
         listed: set[str] = set()
-        previous: list[str] = []
+        previous: list[str] = []  # what the next wave waits for
         for ids, line in waves:
             known = [t for t in ids if t in self.first]
             for missing in (t for t in ids if t not in self.first):
@@ -232,7 +233,10 @@ class _Order:
             for t in known:
                 self.add(self.first[t], previous)
             listed.update(known)
-            previous = [t for t in known if self.required(self.first[t])]
+            # The next wave waits for this one and for every open task of earlier waves:
+            # a ticked wave does not release the open work before it.
+            still_open = [t for t in previous if not self.done(self.first[t])]
+            previous = [t for t in known if self.required(self.first[t])] + still_open
         self._hold_unknown(waves)
         before: str | None = None
         for i in self.top:
@@ -253,22 +257,43 @@ class _Order:
                         self.held.setdefault(self.first[t], line)
                         self.changed = True
 
+    def done(self, i: int) -> bool:
+        """Whether task ``i`` is done as the order rule reads it (a parent: by its sub-tasks)."""
+        memo = self._done_memo
+        if i not in memo:
+            kids = [k for k in self.children.get(i, ()) if self.required(k)]
+            if kids:
+                memo[i] = all(self.done(k) for k in kids)
+            else:
+                memo[i] = self.tasks[i].state is TaskState.DONE
+        return memo[i]
+
+    def carried(self, before: set[str], i: int) -> set[str]:
+        """What a task after ``i`` still waits for beyond ``i``: ``i``'s open predecessors.
+
+        A ticked task does not release the open work above it: order is the
+        dependency, so what comes after waits for all of it.
+        """
+        if not self.done(i):
+            return set()
+        return {d for d in before if not self.done(self.first[d])}
+
     # -- checkpoints ---------------------------------------------------------
 
     def checkpoints(self) -> bool:
         """A checkpoint waits for every required task above it; each task below waits for it."""
-        gate: str | None = None
+        gate: set[str] = set()  # what a task below the last checkpoint waits for
         since: list[str] = []
         found = False
         for i in self.top:
             task = self.tasks[i]
             if task.checkpoint:
                 found = True
-                self.add(i, since + ([gate] if gate else []))
-                gate, since = task.id, []
+                waits = set(since) | gate
+                self.add(i, waits)
+                gate, since = {task.id} | self.carried(waits, i), []
                 continue
-            if gate is not None:
-                self.add(i, [gate])
+            self.add(i, gate)
             if self.required(i):
                 since.append(task.id)
         return found
