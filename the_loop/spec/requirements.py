@@ -72,7 +72,6 @@ from types import MappingProxyType
 from the_loop.errors import UnusableInputError, Where
 from the_loop.findings import Finding, Level, sorted_findings
 from the_loop.io.fences import closes_fence, open_fence
-from the_loop.io.lazy_re import compile_on_use
 from the_loop.io.textfile import SPEC_LIMIT, read_limited
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
@@ -314,8 +313,8 @@ _BULLET = re.compile(r"^[-*+][ \t]+(.*)$")
 _HEADING_STARTS = frozenset(" #")
 _DIGITS = frozenset("0123456789")
 _BULLETS = frozenset("-*+")
-_TABLE_ROW = compile_on_use(r"^\|(.*)\|[ \t]*$")
-_TABLE_RULE = compile_on_use(r"^[ \t|:-]+$")
+_TABLE_ROW = re.compile(r"^\|(.*)\|[ \t]*$")
+_TABLE_RULE = re.compile(r"^[ \t|:-]+$")
 _LABEL = re.compile(r"^\*\*(?P<inner>[^*]+?)\*\*(?P<after>.*)$")
 _ID_TOKEN = re.compile(rf"^(?:(?P<family>[A-Z]{{1,5}})-?)?(?P<num>{_ID_NUMBER})$")
 _LABEL_LIKE = re.compile(r"^(?:[A-Z]{1,5}-?[0-9]|[0-9]+\.[0-9])")

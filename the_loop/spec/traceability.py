@@ -46,7 +46,6 @@ from types import MappingProxyType
 
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level, sorted_findings
-from the_loop.io.lazy_re import compile_on_use
 from the_loop.spec.requirements import ALL, RECOGNIZED_FORMS, Requirement, RequirementSet, short
 from the_loop.tasks import Task, TaskList
 
@@ -58,7 +57,7 @@ NFR = "NFR"
 # user stories, whose criteria carry the ids tasks cite; `A2` abuse cases; `C1`
 # call sites in a table) can be cited, but an uncited one is not reported.
 _COVERED_FAMILIES = REQUIREMENT_FAMILIES
-_CITED_ID = compile_on_use(r"^([A-Z]*)([0-9].*)$")
+_CITED_ID = re.compile(r"^([A-Z]*)([0-9].*)$")
 _TOPS = "\0tops"  # the hints cache key of the list of top-level ids
 
 
@@ -341,7 +340,7 @@ def _no_ids(reqs: RequirementSet, tasks: TaskList) -> Finding:
     )
 
 
-_CITED = compile_on_use(r"^([A-Z]*)([0-9]+[a-z]?)(?:\.([0-9]+[a-z]?))?$")
+_CITED = re.compile(r"^([A-Z]*)([0-9]+[a-z]?)(?:\.([0-9]+[a-z]?))?$")
 
 
 def _closest(cited: str, reqs: RequirementSet, children: Mapping[str, list[Requirement]]) -> str:

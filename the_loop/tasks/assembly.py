@@ -21,7 +21,6 @@ from pathlib import Path
 
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level
-from the_loop.io.lazy_re import compile_on_use
 from the_loop.tasks.model import STATE_OF_MARK, Task, TaskState, new_task
 from the_loop.tasks.values import (
     ALL,
@@ -187,7 +186,7 @@ def _leading_number(task_id: str | None) -> int:
 # Assembling one task
 
 _PLAIN_HEAD_RE = re.compile(r"([Tt]?)([0-9]{1,9})[.):][ \t]+([^*]*)$")
-_FIELD_RE = compile_on_use(
+_FIELD_RE = re.compile(
     r"(?<![\w*])(?P<open>\*\*|\*|_)"
     r"(?P<key>depends(?:[ -]on)?|dependencies|blocked[ -]by|requirements?|reqs?|refs?"
     r"|covers|satisfies|implements|validates|traces(?:[ \t]to)?|tests?)"
@@ -196,24 +195,24 @@ _FIELD_RE = compile_on_use(
 )
 # Without emphasis only the exact keys count: a detail such as "Dependencies:
 # add ruamel" is about packages, not tasks.
-_PLAIN_FIELD_RE = compile_on_use(
+_PLAIN_FIELD_RE = re.compile(
     r"(?P<open>)(?P<key>depends[ -]on|blocked[ -]by|requirements|covers|test)[ \t]*:(?P<inner>)",
     re.IGNORECASE,
 )
 _SEPARATORS = " \t—–·|"
 # `*(AC7, R2)*` or `_(AC7)_`: a citation group in the task's text.
-_ITALIC_GROUP_RE = compile_on_use(r"\*\(([^()*]*)\)\*|(?<![\w])_\(([^()_]*)\)_")
+_ITALIC_GROUP_RE = re.compile(r"\*\(([^()*]*)\)\*|(?<![\w])_\(([^()_]*)\)_")
 # A plain `(AC1.3)` or `(req 2)` in the task's header paragraph.
 _PAREN_GROUP_RE = re.compile(r"\(([^()]{1,200})\)")
 # `depends on` and `Requirements:` in running text (the clause grammar of the module doc).
-_CLAUSE_RE = compile_on_use(
+_CLAUSE_RE = re.compile(
     r"(?<![\w*_/-])(?:(?P<dep>depends[ \t]+on)|(?P<req>requirements?))(?![\w-])"
     r"[ \t]*(?P<colon>:)?[ \t]*",
     re.IGNORECASE,
 )
-_CLAUSE_END_RE = compile_on_use(r"[.;](?![0-9A-Za-z])|[ \t][—–·|][ \t]|\*\(|(?<![\w])_\(")
+_CLAUSE_END_RE = re.compile(r"[.;](?![0-9A-Za-z])|[ \t][—–·|][ \t]|\*\(|(?<![\w])_\(")
 _SENTENCE_BREAKS = ".;:—–·|(!?"
-_CODE_RE = compile_on_use(r"`+[^`]*`+")
+_CODE_RE = re.compile(r"`+[^`]*`+")
 _MAX_CLAUSE = 200
 
 

@@ -18,7 +18,6 @@ from pathlib import Path
 from the_loop.errors import UnusableInputError, Where
 from the_loop.findings import Level
 from the_loop.io.fences import closes_fence, open_fence
-from the_loop.io.lazy_re import compile_on_use
 from the_loop.io.textfile import SPEC_LIMIT, decode_utf8, read_limited
 from the_loop.tasks.assembly import Block, Context, Draft, assemble, field_line, has_task_id
 from the_loop.tasks.edges import resolve_source
@@ -132,16 +131,16 @@ _ORDER_LINE_RE = re.compile(
 )
 # `1. [x] Title`: a task in an ordered list; without an id of its own it is the
 # number the list shows.
-_ORDERED_TASK_RE = compile_on_use(r"([0-9]{1,9})[.)][ \t]+\[(.)\]((?:[ \t].*)?)$")
-_NESTED_BOX_RE = compile_on_use(r"\[.\](?:[ \t]|$)")
+_ORDERED_TASK_RE = re.compile(r"([0-9]{1,9})[.)][ \t]+\[(.)\]((?:[ \t].*)?)$")
+_NESTED_BOX_RE = re.compile(r"\[.\](?:[ \t]|$)")
 _FIELD_LINE_RE = re.compile(
     r"[ \t]+[-*+][ \t]+(_(depends on|requirements|test):_[ \t]*(\S.*))", re.IGNORECASE
 )
-_BULLET_RE = compile_on_use(r"(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]+(.*))?$")
+_BULLET_RE = re.compile(r"(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]+(.*))?$")
 _HEADING_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
 # A heading that is a task: `### T1 — title`, `## Task 3: title` (the word is dropped).
 _HEADING_TASK_RE = re.compile(r"(?=[Tt]-?[0-9])|[Tt]ask[ \t]+(?=[Tt]?[0-9])")
-_COMMENT_OPEN = compile_on_use(r" {0,3}<!--")  # an HTML block: it ends at the line holding -->
+_COMMENT_OPEN = re.compile(r" {0,3}<!--")  # an HTML block: it ends at the line holding -->
 
 
 class _Fence:
