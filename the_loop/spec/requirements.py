@@ -71,7 +71,7 @@ from types import MappingProxyType
 
 from the_loop.errors import UnusableInputError, Where
 from the_loop.findings import Finding, Level, sorted_findings
-from the_loop.io.fences import closes_fence, open_fence
+from the_loop.io.fences import unfenced_lines
 from the_loop.io.textfile import SPEC_LIMIT, read_limited
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
@@ -190,25 +190,18 @@ def parse_requirements(text: str, path: Path) -> RequirementSet:
     body_start, doc_type = _front_matter(lines)
     kind: Kind = _kind_from_name(path) or ("bugfix" if doc_type == "bugfix" else "requirements")
     parser = _Parser(path)
-    fence: _Fence | None = None
     in_comment = False
-    for index in range(body_start, len(lines)):
-        line = lines[index].rstrip("\r")
-        if fence is not None:
-            fence = None if fence.closed_by(line) else fence
-            continue
+    body = unfenced_lines(lines[body_start:], body_start + 1)
+    for number, line, after_fence in body:
+        if after_fence:
+            parser.close_item()  # a code block ends the item above it
         if in_comment or ("<!--" in line and _COMMENT_OPEN.match(line)):
             in_comment = not _closes_comment(line, opening=not in_comment)
             continue
-        if line.lstrip(" \t")[:1] in _FENCE_CHARS:  # the cheap half of the test, first
-            fence = _Fence.opened_by(line, index + 1)
-        if fence is not None:
-            parser.close_item()
-            continue
-        parser.feed(index + 1, line)
+        parser.feed(number, line)
     parser.close_item()
-    if fence is not None:
-        parser.unclosed_fence(fence)
+    if body.unclosed is not None:
+        parser.unclosed_fence(*body.unclosed)
     return RequirementSet(
         path,
         kind,
@@ -251,32 +244,12 @@ def _front_matter(lines: list[str]) -> tuple[int, str | None]:
 
 
 _COMMENT_OPEN = re.compile(r"^ {0,3}<!--")
-_FENCE_CHARS = ("`", "~")
 
 
 def _closes_comment(line: str, *, opening: bool) -> bool:
     """Whether the HTML comment that is open on ``line`` (or opens there) ends on it."""
     start = line.index("<!--") + 4 if opening else 0
     return "-->" in line[start:]
-
-
-class _Fence:
-    """An open code fence (a plain class: working state of one read, built cheaply)."""
-
-    __slots__ = ("char", "length", "line")
-
-    def __init__(self, char: str, length: int, line: int) -> None:
-        self.char = char
-        self.length = length
-        self.line = line
-
-    @classmethod
-    def opened_by(cls, line: str, lineno: int) -> _Fence | None:
-        opened = open_fence(line.lstrip(" \t"))
-        return None if opened is None else cls(opened[0], opened[1], lineno)
-
-    def closed_by(self, line: str) -> bool:
-        return closes_fence(self.char, self.length, line)
 
 
 # --------------------------------------------------------------------------- #
@@ -842,14 +815,14 @@ class _Parser:
             self.weak.add(req_id)
         return True
 
-    def unclosed_fence(self, fence: _Fence) -> None:
+    def unclosed_fence(self, line: int, char: str, length: int) -> None:
         """A fence never closed hides the rest of the file: say so."""
         self._not_understood(
             "req.unclosed-fence",
-            fence.line,
+            line,
             "the rest of the file: the code block opened here is never closed, so nothing "
             "after it was read for ids",
-            f"close it with a line of {fence.length} `{fence.char}`",
+            f"close it with a line of {length} `{char}`",
         )
 
     def _not_understood(self, code: str, lineno: int, what: str, hint: str) -> None:

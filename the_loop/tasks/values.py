@@ -296,9 +296,7 @@ def unsplittable_span(value: str) -> str | None:
 
 _CODE_RUN_RE = re.compile(r"`+")
 # `T2 — pytest …`, `T1/T8 — pytest …`: the test-plan rows the command stands for.
-_ROW_LABEL_RE = re.compile(
-    r"T[0-9]+[a-z]?(?:[ \t]*[/,&+][ \t]*T?[0-9]+[a-z]?)*[ \t]+[—–-][ \t]+"
-)
+_ROW_LABEL_RE = re.compile(r"T[0-9]+[a-z]?(?:[ \t]*[/,&+][ \t]*T?[0-9]+[a-z]?)*[ \t]+[—–-][ \t]+")
 
 
 def _first_code_span(text: str) -> str | None:
