@@ -97,7 +97,6 @@ class Draft:
         line: int,
         mark_offset: int,
         paragraph: Block,
-        *,
         heading: bool = False,
         optional: bool = False,
         phase: int | None = None,
@@ -130,7 +129,7 @@ class Context:
     costs every cold start more than this one saves in lines.
     """
 
-    __slots__ = ("path", "tasks", "findings", "no_id", "unread_depends", "stated")
+    __slots__ = ("path", "tasks", "findings", "no_id", "unread_depends", "stated", "shaped")
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -143,6 +142,9 @@ class Context:
         # could not be read, so the task is held back rather than read as free.
         self.unread_depends: dict[int, int] = {}
         self.stated: list[bool] = []
+        # Whether a task's form says something about order (a sub-task id, a
+        # checkpoint): without one, the-loop's order rule has nothing to add.
+        self.shaped = False
 
     def note(
         self, level: Level, code: str, message: str, line: int | None, hint: str | None = None
@@ -306,6 +308,9 @@ def assemble(draft: Draft, ctx: Context) -> Task | None:
     parallel = False
     if title[:1] == "[":
         title, parallel = _tags(title, facts)
+    checkpoint = "heckpoint" in title and _CHECKPOINT_RE.match(title) is not None
+    if checkpoint or "." in task_id:
+        ctx.shaped = True
     if not title:
         ctx.note(
             Level.WARNING,
@@ -335,7 +340,7 @@ def assemble(draft: Draft, ctx: Context) -> Task | None:
             "mark_offset": draft.mark_offset,
             "parent": None,  # set by ``the_loop.tasks.order``
             "optional": draft.optional,
-            "checkpoint": "heckpoint" in title and _CHECKPOINT_RE.match(title) is not None,
+            "checkpoint": checkpoint,
             "parallel": parallel,
             "phase": draft.phase,
         }

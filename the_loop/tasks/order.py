@@ -122,6 +122,8 @@ def apply_order(
     ctx: Context,
 ) -> tuple[tuple[Task, ...], list[str]]:
     """``tasks`` with the edges and states their form implies, and the sources that added any."""
+    if fmt == THE_LOOP and not ctx.shaped:
+        return tasks, []  # no sub-task and no checkpoint: fields say it all (the large case)
     order = _Order(tasks, ctx)
     sources: list[str] = []
     if fmt != THE_LOOP:

@@ -347,14 +347,9 @@ class _Reader:
             self.draft = None
             assemble(draft, self.ctx)  # (``_finish``, inlined: one call per task)
         offset = pos + m.start(1) if self.ascii else self._byte_offset(pos + m.start(1))
-        self.draft = Draft(
-            mark,
-            no,
-            offset,
-            Block(content, no),
-            optional=star == "*",
-            phase=self.phase[0] if self.phase is not None else None,
-        )
+        # (positional: one call per task line)
+        phase = self.phase[0] if self.phase is not None else None
+        self.draft = Draft(mark, no, offset, Block(content, no), False, star == "*", phase)
 
     def _ordered_task(self, m: re.Match[str], no: int, pos: int) -> None:
         shown = int(m.group(1)) if self.ordered is None else self.ordered + 1
