@@ -248,7 +248,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "vague-next-accepted",
         'a vague `--next` ("continue") is accepted',
-        "the_loop/workflow/next_step.py",
+        "the_loop/workflow/entry_text.py",
         (f"{TASK_CLI}::test_done_refuses_a_vague_next_with_exit_2",),
         function="concrete_next",
         body='return " ".join(text.split())',

@@ -99,18 +99,18 @@ def next_answer(
     root: Path, cwd: Path, item_ref: str, *, all_ready: bool, as_json: bool, full: bool
 ) -> Answer:
     """``loop next``: the next ready task (or every one); exit 1 when none can start."""
-    from the_loop.workflow import next_task
+    from the_loop.workflow import next_answer
     from the_loop.workflow.answer_limits import LIST_LIMIT
 
     report = reports(root, cwd, item_ref, False)[0]
     notes = problems_text(report)
     if as_json:
-        data, failing = next_task.next_answer(
+        data, failing = next_answer.next_answer(
             report, all_ready=all_ready, limit=None if full else LIST_LIMIT
         )
         text = json_text(data)
     else:
-        view = next_task.next_view(report, all_ready=all_ready)
+        view = next_answer.next_view(report, all_ready=all_ready)
         text, failing = view.render(), view.failing
     return Answer(text, int(ExitCode.FAILURE) if failing else 0, notes)
 
