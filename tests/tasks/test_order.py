@@ -80,7 +80,7 @@ def test_a_ticked_parent_does_not_hide_its_open_sub_tasks() -> None:
     text = NESTED.replace("- [ ] 1.", "- [x] 1.").replace("- [ ] 2. Read", "- [x] 2. Read")
     tasks = read(text)
     parent = next(t for t in tasks.tasks if t.id == "2")
-    assert parent.state is not TaskState.DONE
+    assert parent.progress is not TaskState.DONE and parent.state is TaskState.DONE
     assert ("tasks.parent-ticked-early", 5) in [(f.code, f.where.line) for f in tasks.findings]
     report = analyze(tasks)
     assert report.ready == ("2.1",)  # neither the checkpoint nor 4
@@ -93,7 +93,7 @@ def test_an_open_parent_whose_sub_tasks_are_done_is_done_and_never_offered() -> 
         .replace("- [ ] 2.3", "- [x] 2.3")
     )
     report = analyze(read(text))
-    assert report.task("2").state is TaskState.DONE
+    assert report.task("2").progress is TaskState.DONE  # its box stays open
     assert report.ready == ("3", "2.2")
 
 

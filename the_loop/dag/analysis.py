@@ -302,7 +302,7 @@ def _build_graph(path: Path, first: Mapping[str, Task]) -> _Graph:
         ids=ids,
         index=index,
         tasks=tasks,
-        done=[task.state is done_state for task in tasks],
+        done=[task.progress is done_state for task in tasks],
         deps=[[] for _ in range(n)],
         dependents=[[] for _ in range(n)],
         unknown={},
@@ -410,7 +410,7 @@ def _done_on_open(graph: _Graph, task: Task, dep: Task) -> Finding:
     return Finding(
         Level.WARNING,
         "dag.done-depends-on-open",
-        f"task {task.id} is done but depends on {dep.state.value} task {dep.id}",
+        f"task {task.id} is done but depends on {dep.progress.value} task {dep.id}",
         _depends_where(graph, task),
         hint=f"finish task {dep.id} (line {dep.line}) or reopen task {task.id}",
     )
@@ -561,7 +561,7 @@ def _rank_ready(graph: _Graph, schedule: _Schedule) -> list[int]:
 
     def rank(v: int) -> tuple[bool, bool, int, int, int]:
         task = graph.tasks[v]
-        started = task.state is TaskState.IN_PROGRESS
+        started = task.progress is TaskState.IN_PROGRESS
         unfinished_dependents = sum(not done[w] for w in dependents[v])
         # Optional work is never offered before required work that is ready with it.
         return (task.optional, not started, -height[v], -unfinished_dependents, v)

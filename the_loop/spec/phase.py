@@ -63,7 +63,7 @@ def task_counts(tasks: TaskList | None) -> tuple[int, int]:
     for task in tasks.tasks:
         if task.id not in first and task.optional:
             optional.add(task.id)
-        first.setdefault(task.id, task.state)
+        first.setdefault(task.id, task.progress)  # a parent: done when its sub-tasks are
     done = sum(1 for state in first.values() if state is TaskState.DONE)
     # An open optional task (Kiro's `- [ ]*`) is never required for the item to be done.
     skipped = sum(1 for i in optional if first[i] is not TaskState.DONE)

@@ -343,6 +343,7 @@ def assemble(draft: Draft, ctx: Context) -> Task | None:
             "checkpoint": checkpoint,
             "parallel": parallel,
             "phase": draft.phase,
+            "effective": None,  # set by ``the_loop.tasks.order`` for a parent
         }
     )
     if facts.unread_line is not None:

@@ -73,6 +73,15 @@ class Task:
     checkpoint: bool = False
     parallel: bool = False
     phase: int | None = None
+    # The state the order rule reads when it differs from the box: a parent is done
+    # exactly when its required sub-tasks are. ``state`` stays what the box shows
+    # (what the writer ticks and the log's checkpoints record).
+    effective: TaskState | None = None
+
+    @property
+    def progress(self) -> TaskState:
+        """The state scheduling uses: ``effective`` when set, else the box's."""
+        return self.effective or self.state
 
 
 @dataclass(frozen=True)

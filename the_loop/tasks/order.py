@@ -367,7 +367,7 @@ class _Order:
                 f"finish {', '.join(open_kids)}, or untick task {parent.id}",
             )
         if state is not parent.state:
-            self.states[p] = state
+            self.states[p] = state  # the box keeps what it shows; scheduling reads this
             self.changed = True
 
     # -- the result ----------------------------------------------------------
@@ -389,7 +389,7 @@ class _Order:
             if i in self.held and task.unread_depends_line is None:
                 changes["unread_depends_line"] = self.held[i]
             if i in self.states:
-                changes["state"] = self.states[i]
+                changes["effective"] = self.states[i]
             if i in parents:
                 changes["parent"] = parents[i]
             out[i] = replace(task, **changes)  # type: ignore[arg-type]
