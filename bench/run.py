@@ -13,10 +13,8 @@ target beside the ratio:
 - ``startup``: ``loop --version`` against ``python -c pass``;
 - ``dag``: ``next --json``, ``check``, ``status``, ``graph --json`` against
   ``bench/reference.py`` on the same tasks.md, per shape and size, warm (loop's
-  caches filled by the warm-up: the answer is the kept one), parsed (kept answers
-  removed before each run, the parse cache warm; information only, not with
-  ``--quick``) and cold (``LOOP_NO_CACHE=1`` and every cache removed before each
-  run); also the byte size of ``next --json``;
+  parse cache filled by the warm-up) and cold (``LOOP_NO_CACHE=1`` and every cache
+  removed before each run); also the byte size of ``next --json``;
 - ``all``: ``check --all`` over 200 items of 50 tasks against one item's ``check``;
 - ``hooks``: ``loop hook PostToolUse`` (after every tool call) and ``loop hook
   SessionStart`` (the resume brief) in a 50-item project, against ``loop --version``;
@@ -195,11 +193,6 @@ def measure_stdin(
     return Cell.of(samples)
 
 
-def clear_kept_answers(root: Path) -> None:
-    """Remove loop's kept answers only: the parse cache stays (the first call after a change)."""
-    shutil.rmtree(root / ".the-loop" / "state" / "cache" / "answers", ignore_errors=True)
-
-
 def clear_loop_cache(root: Path) -> None:
     """Remove loop's parse cache (anything named ``*cache*`` in its state folder)."""
     state = root / ".the-loop" / "state"
@@ -275,12 +268,6 @@ class Bench:
             cmd = [*self.loop, args[0], item, *args[1:]]
             warm = measure(cmd, root, self.env, self.runs)
             self.add(self._ratio(name, shape, f"{n:,}", "warm", warm, floor, 2.0, "reference"))
-            if not self.options.quick:
-                parsed = measure(
-                    cmd, root, self.env, self.runs, before=lambda: clear_kept_answers(root)
-                )
-                row = self._ratio(name, shape, f"{n:,}", "parsed", parsed, floor, 2.0, "reference")
-                self.add(replace(row, limit=None))
             cold = measure(
                 cmd, root, self.cold_env, self.runs, before=lambda: clear_loop_cache(root)
             )
