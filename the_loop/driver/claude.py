@@ -11,6 +11,8 @@
   ``system/init`` (with the session id), ``assistant`` messages (with usage,
   for live progress) and a final ``result`` (the reply, ``is_error``, usage and
   ``modelUsage`` with each model's window).
+* A budget (``driver.budget``) is passed as Claude Code's own limits,
+  ``--max-turns`` and ``--max-budget-usd``, on each task turn (``limits``).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class ClaudeAgent:
     def __init__(self, executable: tuple[str, ...], settings: ClaudeAgentSettings) -> None:
         self._exe = executable
         self._settings = settings
+        self.limits: tuple[str, ...] = ()  # the budget's flags for the next turns
 
     def new_session_id(self) -> str | None:
         """Claude Code accepts a session id chosen by the caller (a UUID)."""
@@ -48,6 +51,7 @@ class ClaudeAgent:
         if self._settings.model:
             options += ["--model", self._settings.model]
         options += list(self._settings.args)
+        options += list(self.limits)
         if self._settings.allowed_tools:
             # Last, because the option takes a list: nothing after it may be read as a tool.
             options += ["--allowedTools", ",".join(self._settings.allowed_tools)]
