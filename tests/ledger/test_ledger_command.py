@@ -99,3 +99,23 @@ def test_a_run_that_reports_nothing_is_unknown_not_zero(tmp_path: Path) -> None:
     text = loop_process(root, "cost", "7")
     assert text.returncode == 0
     assert "task 1" in text.stdout and "item: total" in text.stdout
+
+
+def test_status_forecasts_the_rest_from_the_finished_tasks(tmp_path: Path) -> None:
+    root = project(tmp_path, REPORTS_USAGE)
+
+    ran = loop_process(root, "execute-tasks", "7", "--agent", "command", "--max-tasks", "2")
+
+    assert ran.returncode == 0, ran.stderr
+    status = loop_process(root, "status", "7", "--json")
+    assert status.returncode == 0, status.stderr
+    forecast = json.loads(status.stdout)["cost"]["forecast"]
+    done = [t for t in ("1", "2", "3", "4") if (root / f"done-{t}.txt").exists()]
+    mean = sum(sum(USAGE[t]) for t in done) / len(done)
+    assert forecast == {
+        "remainingTasks": 2,
+        "measuredTasks": 2,
+        "tokens": round(mean * 2),
+        "dollars": round(sum(dollars(USAGE[t]) for t in done) / 2 * 2, 4),
+    }
+    assert "2 task(s) left" in loop_process(root, "status", "7").stdout

@@ -28,6 +28,7 @@ from the_loop.telemetry import Harness, result_context_windows
 
 _STREAM = ("--output-format", "stream-json", "--verbose")
 _IN_USE = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+_LIMITS = ("error_max_turns", "error_max_budget_usd")  # result subtypes of --max-turns/-budget
 
 
 class ClaudeAgent:
@@ -102,6 +103,7 @@ class ClaudeAgent:
             tokens=tokens,
             windows=result_context_windows(result),
             denied=_denied(result),
+            limit=_limit(result),
         )
 
     def live_tokens(self, line: str) -> int | None:
@@ -142,6 +144,16 @@ def _in_use(obj: Mapping[str, Any]) -> int | None:
     if not any(isinstance(v, int) for v in values):
         return None
     return sum(v for v in values if isinstance(v, int) and v >= 0)
+
+
+def _limit(result: Mapping[str, Any]) -> str | None:
+    """Why Claude Code stopped at a limit loop passed (``--max-turns``, ``--max-budget-usd``)."""
+    kind = result.get("subtype")
+    if kind not in _LIMITS:
+        return None
+    errors = result.get("errors")
+    said = errors[0] if isinstance(errors, list) and errors and isinstance(errors[0], str) else kind
+    return f"Claude Code stopped itself at the limit loop passed from agent.budget: {said}"
 
 
 def _denied(result: Mapping[str, Any]) -> tuple[str, ...]:

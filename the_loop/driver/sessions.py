@@ -314,6 +314,7 @@ class SessionKeeper:
         self.runs += 1
         reply = self.agent.reply(finished.stdout, finished.returncode, session)
         stopped = watchdog.tripped if watchdog is not None else None
+        stopped = stopped or reply.limit
         if stopped is not None:
             self.stopped = stopped
         if charge is not None and self.ledger is not None:
