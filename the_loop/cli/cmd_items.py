@@ -103,7 +103,7 @@ def check(env: Env, item_ref: str | None, all_items: bool, strict: bool, json_ou
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "mermaid", "dot"]),
+    type=click.Choice(["text", "mermaid", "dot", "svg"]),
     default="text",
     show_default=True,
     help="Output format.",

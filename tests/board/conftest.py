@@ -1,0 +1,1 @@
+"""Fixtures of the board tests: a browser, when Debian's chromium is installed."""
