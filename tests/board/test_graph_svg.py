@@ -48,4 +48,4 @@ def test_svg_has_one_node_per_task_by_waves_with_the_critical_path(tmp_path: Pat
     x = {g.get("data-task"): float(g.find(f"{SVG}rect").get("x")) for g in tasks}  # type: ignore[union-attr, arg-type]
     assert all(x[d] < x[t.id] for t in TWELVE for d in t.depends)
     labels = [t.text for t in svg.findall(f"{SVG}text") if "wave-label" in t.get("class", "")]
-    assert labels[0] == "wave 1" and len(labels) == len(set(labels))
+    assert labels[0] == "wave 1" and len(labels) == len(set(labels))  # one label per wave

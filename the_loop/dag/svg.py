@@ -23,13 +23,13 @@ from the_loop.dag.analysis import DagReport
 from the_loop.dag.render import _state_class, _unique
 from the_loop.tasks import Task, TaskList
 
-NODE_W = 176
+NODE_W = 150
 NODE_H = 46
-GAP_X = 64  # between layers
+GAP_X = 40  # between layers
 GAP_Y = 18  # between tasks of a layer
 MARGIN = 24
 HEADER = 28  # room for the wave labels
-TITLE_CHARS = 24
+TITLE_CHARS = 19
 
 # fill, stroke per state (the palette of the mermaid and DOT renderers, plus the board's)
 COLOURS: Mapping[str, tuple[str, str]] = {
@@ -148,15 +148,16 @@ def _columns(
         after = max((column[d] + 1 for d in before.get(task_id, ()) if d in column), default=0)
         column[task_id] = max(base, after)
     used = sorted(set(column.values()))
-    labels = [
-        "done"
-        if c < done_columns
-        else f"wave {c - done_columns + 1}"
-        if c - done_columns < len(dag.waves)
-        else "later"
-        for c in used
-    ]
+    labels = [_column_label(c, done_columns, len(dag.waves)) for c in used]
     return column, labels
+
+
+def _column_label(column: int, done_columns: int, waves: int) -> str:
+    """``done`` over the first column of done tasks, then ``wave N`` (the others unlabelled)."""
+    if column < done_columns:
+        return "done" if column == 0 else ""
+    wave = column - done_columns + 1
+    return f"wave {wave}" if wave <= waves else ""
 
 
 def draw(
@@ -179,16 +180,18 @@ def draw(
         f'data-item="{_attr(item)}" font-family="system-ui, sans-serif" font-size="12">',
         f"<title>{escape(item)}: task graph</title>",
         '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" '
-        'markerWidth="7" markerHeight="7" orient="auto-start-reverse">'
+        'markerUnits="userSpaceOnUse" markerWidth="9" markerHeight="9" orient="auto">'
         '<path d="M 0 0 L 10 5 L 0 10 z" fill="#868e96"/></marker>'
         '<marker id="arrow-critical" viewBox="0 0 10 10" refX="10" refY="5" '
-        'markerWidth="6" markerHeight="6" orient="auto-start-reverse">'
+        'markerUnits="userSpaceOnUse" markerWidth="11" markerHeight="11" orient="auto">'
         '<path d="M 0 0 L 10 5 L 0 10 z" fill="#c92a2a"/></marker></defs>',
         "<style>.task text{pointer-events:none}.edge{fill:none;stroke:#adb5bd;"
         "stroke-width:1.5}.edge.critical{stroke:#c92a2a;stroke-width:3}"
         ".wave-label{fill:#495057;font-weight:600}</style>",
     ]
     for index, label in enumerate(labels):
+        if not label:
+            continue
         x = MARGIN + index * (NODE_W + GAP_X) + NODE_W / 2
         out.append(
             f'<text class="wave-label" x="{x:.0f}" y="{MARGIN + 10}" '

@@ -51,6 +51,7 @@ class RunLedger:
         self.agent = agent
         self.env = env
         self.prices = prices
+        self.task: str | None = None  # the task the next run is for (set by the keeper)
 
     def open(self, session: str | None) -> OpenRun:
         """Note where ``session``'s running total stands before a run."""
@@ -60,6 +61,11 @@ class RunLedger:
             baseline = kept if kept is not None else (self._recorded_total(session) or {})
         folder = store.folder(self.root, create=True) / "usage"
         folder.mkdir(exist_ok=True)
+        store.announce(
+            self.root,
+            self.item,
+            {"task": self.task, "session": session, "agent": self.agent.kind.value, "lane": 1},
+        )
         return OpenRun(
             session=session,
             baseline=baseline,
@@ -93,6 +99,7 @@ class RunLedger:
             usage = usage_minus(total, base) if total is not None else {}
             total_for_cursor = total
         run.usage_file.unlink(missing_ok=True)
+        store.announce(self.root, self.item, None)
         record = RunRecord(
             item=self.item,
             task=task,

@@ -286,6 +286,8 @@ class SessionKeeper:
         for name in invocation.unset:
             env.pop(name, None)
         live: list[int | None] = [None]
+        if self.ledger is not None:
+            self.ledger.task = self.task
         charge = self.ledger.open(session) if self.ledger is not None else None
         watchdog = self._watchdog(charge)
         if charge is not None:

@@ -3,6 +3,9 @@
 * ``runs.jsonl``: one :class:`RunRecord` per line, appended with one write
   call (``io.atomic.append_bytes``: a failed append is cut back, so a line is
   there whole or not at all; a torn last line from a crash is skipped on read).
+* ``live/<item>.json``: the run under way (task, session, agent, lane, since), written
+  when the driver starts an agent process and removed when it ends; ``loop board``
+  reads it.
 * ``cursors.json``: per session, the running total last attributed to a run,
   so the next run of that session (the driver's, or a hook's) is charged only
   what it added. It is replaced atomically.
@@ -101,3 +104,39 @@ def read_runs(root: Path, item: str | None = None) -> list[RunRecord]:
         if record is not None and (item is None or record.item == item):
             records.append(record)
     return records
+
+
+LIVE = "live"
+
+
+def announce(root: Path, item: str, run: dict[str, object] | None) -> None:
+    """Say which run of ``item`` is under way (``run``), or that none is (None)."""
+    path = folder(root, create=True) / LIVE / f"{item}.json"
+    if run is None:
+        path.unlink(missing_ok=True)
+        return
+    from the_loop.io import clock
+
+    since = clock.second_stamp(clock.utc_now())
+    write_json(path, {**run, "item": item, "since": since, "pid": os.getpid()})
+
+
+def live_run(root: Path, item: str) -> dict[str, object] | None:
+    """The run of ``item`` under way, as :func:`announce` wrote it, or None."""
+    data = read_json(folder(root) / LIVE / f"{item}.json")
+    if not isinstance(data, dict):
+        return None
+    pid = data.get("pid")
+    if isinstance(pid, int) and not _alive(pid):
+        return None  # the driver that announced it is gone (killed): nothing runs
+    return data
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
