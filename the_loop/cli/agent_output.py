@@ -152,9 +152,9 @@ def _cost_rows(cost: dict[str, object] | None) -> list[tuple[str, str]]:
     from the_loop.ledger.cost_text import tally_words
 
     return [
-        ("tokens (all)", tally_words(cost.get("work"))),
-        ("compaction", tally_words(cost.get("compaction"))),
-        ("item total", tally_words(cost.get("total"))),
+        ("ledger: work", tally_words(cost.get("work"))),
+        ("  compaction", tally_words(cost.get("compaction"))),
+        ("  item total", tally_words(cost.get("total"))),
     ]
 
 
