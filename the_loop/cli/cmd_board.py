@@ -21,7 +21,7 @@ from the_loop.cli.output import dim
 )
 @click.pass_obj
 def board(env: Env, item_ref: str | None, port: int) -> None:
-    """Serve a live board of the project's work on http://127.0.0.1 until Ctrl-C.
+    """Serve a live, read-only page on 127.0.0.1.
 
     The page shows every work item and its phase; for the item chosen (ID, or
     the one an agent is running on) the task graph by waves with live task
