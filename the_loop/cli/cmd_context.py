@@ -82,7 +82,7 @@ def _live_session(env: Env, harness: str | None) -> tuple[Path | None, str | Non
     The transcript the hooks recorded for it when there is one on disk (no search
     needed), else its id for the harness's own folders.
     """
-    from the_loop.checkpoint import sessions
+    from the_loop.checkpoint import seen_sessions as sessions
     from the_loop.errors import LoopError, UsageError
 
     try:
