@@ -148,19 +148,7 @@ def render_dot(item: str, tasks: TaskList, dag: DagReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_svg(item: str, tasks: TaskList, dag: DagReport) -> str:
-    """An SVG drawing laid out by grandalf (``dag.svg``, imported only for this format)."""
-    from the_loop.dag.svg import render_svg as draw
-
-    return draw(item, tasks, dag)
-
-
-RENDERERS = {
-    "text": render_text,
-    "mermaid": render_mermaid,
-    "dot": render_dot,
-    "svg": render_svg,
-}
+RENDERERS = {"text": render_text, "mermaid": render_mermaid, "dot": render_dot}
 _STATE_NAMES = {state: state.value for state in TaskState}  # enum .value is slow per task
 
 
