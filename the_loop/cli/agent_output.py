@@ -127,6 +127,7 @@ def summary_lines(summary: RunSummary) -> list[str]:
         ("sessions", str(len(summary.sessions))),
         ("resets", resets),
         ("tokens (peak)", _tokens(summary.tokens_peak)),
+        *_cost_rows(summary.cost),
         ("wall time", _clock(summary.seconds)),
     ]
     lines = ["", heading("summary: ") + colour(summary.status) + f" — {summary.reason}"]
@@ -142,6 +143,19 @@ def summary_lines(summary: RunSummary) -> list[str]:
             "(docs/agents.md: when a run stops)"
         )
     return lines
+
+
+def _cost_rows(cost: dict[str, object] | None) -> list[tuple[str, str]]:
+    """The ledger's totals (the numbers `loop cost` prints), when it has runs."""
+    if not cost:
+        return []
+    from the_loop.ledger.cost_text import tally_words
+
+    return [
+        ("ledger: work", tally_words(cost.get("work"))),
+        ("  compaction", tally_words(cost.get("compaction"))),
+        ("  item total", tally_words(cost.get("total"))),
+    ]
 
 
 def echo_plan(plan: DryRunPlan) -> None:

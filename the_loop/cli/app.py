@@ -40,6 +40,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "graph": ("the_loop.cli.cmd_items", "graph", "See where things stand"),
     "log": ("the_loop.cli.cmd_tasks", "log_cmd", "See where things stand"),
     "resume": ("the_loop.cli.cmd_tasks", "resume", "See where things stand"),
+    "cost": ("the_loop.cli.cmd_cost", "cost", "See where things stand"),
+    "board": ("the_loop.cli.cmd_board", "board", "See where things stand"),
     "execute-tasks": ("the_loop.cli.cmd_tasks", "execute_tasks", "Tasks and checkpoints"),
     "task": ("the_loop.cli.cmd_tasks", "task", "Tasks and checkpoints"),
     "checkpoint": ("the_loop.cli.cmd_tasks", "checkpoint_cmd", "Tasks and checkpoints"),

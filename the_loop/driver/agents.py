@@ -64,6 +64,7 @@ class AgentReply:
     tokens: int | None = None
     windows: Mapping[str, int] = field(default_factory=dict)
     denied: tuple[str, ...] = ()  # tools the agent asked for and was not allowed
+    limit: str | None = None  # the harness stopped itself at a limit loop passed (a budget)
 
 
 class Agent(Protocol):

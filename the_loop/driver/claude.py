@@ -11,6 +11,8 @@
   ``system/init`` (with the session id), ``assistant`` messages (with usage,
   for live progress) and a final ``result`` (the reply, ``is_error``, usage and
   ``modelUsage`` with each model's window).
+* A budget (``driver.budget``) is passed as Claude Code's own limits,
+  ``--max-turns`` and ``--max-budget-usd``, on each task turn (``limits``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from the_loop.telemetry import Harness, result_context_windows
 
 _STREAM = ("--output-format", "stream-json", "--verbose")
 _IN_USE = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+_LIMITS = ("error_max_turns", "error_max_budget_usd")  # result subtypes of --max-turns/-budget
 
 
 class ClaudeAgent:
@@ -38,6 +41,7 @@ class ClaudeAgent:
     def __init__(self, executable: tuple[str, ...], settings: ClaudeAgentSettings) -> None:
         self._exe = executable
         self._settings = settings
+        self.limits: tuple[str, ...] = ()  # the budget's flags for the next turns
 
     def new_session_id(self) -> str | None:
         """Claude Code accepts a session id chosen by the caller (a UUID)."""
@@ -48,6 +52,7 @@ class ClaudeAgent:
         if self._settings.model:
             options += ["--model", self._settings.model]
         options += list(self._settings.args)
+        options += list(self.limits)
         if self._settings.allowed_tools:
             # Last, because the option takes a list: nothing after it may be read as a tool.
             options += ["--allowedTools", ",".join(self._settings.allowed_tools)]
@@ -98,6 +103,7 @@ class ClaudeAgent:
             tokens=tokens,
             windows=result_context_windows(result),
             denied=_denied(result),
+            limit=_limit(result),
         )
 
     def live_tokens(self, line: str) -> int | None:
@@ -138,6 +144,16 @@ def _in_use(obj: Mapping[str, Any]) -> int | None:
     if not any(isinstance(v, int) for v in values):
         return None
     return sum(v for v in values if isinstance(v, int) and v >= 0)
+
+
+def _limit(result: Mapping[str, Any]) -> str | None:
+    """Why Claude Code stopped at a limit loop passed (``--max-turns``, ``--max-budget-usd``)."""
+    kind = result.get("subtype")
+    if kind not in _LIMITS:
+        return None
+    errors = result.get("errors")
+    said = errors[0] if isinstance(errors, list) and errors and isinstance(errors[0], str) else kind
+    return f"Claude Code stopped itself at the limit loop passed from agent.budget: {said}"
 
 
 def _denied(result: Mapping[str, Any]) -> tuple[str, ...]:

@@ -120,6 +120,7 @@ class RunSummary(Event):
     tokens_peak: int | None
     seconds: float
     open_reset: str | None  # a reset left for the next session, described
+    cost: dict[str, object] | None = None  # the item's ledger, as `loop cost --json` shows it
 
     @property
     def exit_code(self) -> int:

@@ -36,7 +36,9 @@ from the_loop.checkpoint.transaction import Outcome
 from the_loop.driver import state
 from the_loop.driver.agent_choice import choose_kind, make_agent
 from the_loop.driver.agents import Start
+from the_loop.driver.budget import Allowance, allowance, budget_from, claude_flags
 from the_loop.driver.checkpoints import finish_task, interim, stop_note
+from the_loop.driver.claude import ClaudeAgent
 from the_loop.driver.events import (
     AgentFinished,
     CheckpointTaken,
@@ -48,8 +50,12 @@ from the_loop.driver.events import (
 )
 from the_loop.driver.interrupts import sheltered, stop_on_sigterm
 from the_loop.driver.prompts import compaction_focus, continue_prompt, interrupted_preface
+from the_loop.driver.run_ledger import RunLedger
 from the_loop.driver.sessions import SessionKeeper, Turn
 from the_loop.errors import DagError, LoopError, RefusedError, UsageError
+from the_loop.ledger import store as ledger_store
+from the_loop.ledger.prices import dollars, prices_from
+from the_loop.ledger.report import Tally, cost_report
 from the_loop.spec.project import ItemContext
 from the_loop.tasks import Task, TaskState, test_command
 from the_loop.workflow.execute_tasks import ExecuteStep, execute_step
@@ -102,6 +108,12 @@ class _Driver:
             timeout=float(self.settings.timeout_seconds),
             listener=listener,
         )
+        self.prices = prices_from(ctx.config)
+        self.budget = budget_from(ctx.config)
+        self.keeper.ledger = RunLedger(
+            root=self.root, item=self.item, agent=self.agent, env=self.env, prices=self.prices
+        )
+        self.keeper.budget = self.budget
         self.done: list[str] = []
         self.active: Task | None = None
         self.active_runs = 0
@@ -133,6 +145,9 @@ class _Driver:
             tokens_peak=self.keeper.tokens_peak,
             seconds=round(time.monotonic() - self.started, 3),
             open_reset=_describe(self.keeper.open_pending()),
+            cost=cost_report(
+                self.item, ledger_store.read_runs(self.root, self.item), self.prices
+            ).to_json(),
         )
         self.listener(summary)
         return summary
@@ -226,9 +241,15 @@ class _Driver:
             test = self._plan_test(task)
         except RefusedError as exc:
             return self._give_up(task, 0, exc.render())
+        retry = False
         while True:
             self.active_runs += 1
             runs = self.active_runs
+            allowed = self._allowance(task)
+            spent = allowed.exhausted()
+            if spent is not None:
+                return self._over_budget(task, runs - 1, f"not started: {spent}", None)
+            self._limit(task, runs, allowed, retry=retry)
             before = self.keeper.open_ids()
             start = self.keeper.next_start()
             self.listener(
@@ -251,7 +272,11 @@ class _Driver:
             if current.state is TaskState.DONE:
                 self._agent_checkpointed(task, runs, turn, before)
                 return True
+            if turn.stopped is not None:
+                self._finished(task, runs, turn, "stopped", turn.stopped)
+                return self._over_budget(task, runs, turn.stopped, turn)
             error = turn.error
+            retry = error is not None
             if error is not None:
                 failures.append(f"run {runs}: {error}")
                 self._finished(task, runs, turn, "failed", error)
@@ -280,6 +305,55 @@ class _Driver:
                 return self._give_up(task, runs, reason)
             self._under_pressure(task, turn, verification)
             prompt = continue_prompt(task, next_step=self._last_next(), verification=verification)
+
+    # ---------------------------------------------------------------- budgets
+
+    def _allowance(self, task: Task) -> Allowance:
+        """What the task's next run may spend: ``agent.budget`` less the ledger's records."""
+        if not self.budget.watched:
+            return Allowance(None, None)
+        records = ledger_store.read_runs(self.root, self.item)
+        task_tally, item_tally = Tally(), Tally()
+        for record in records:
+            item_tally = item_tally.plus(record)
+            if record.task == task.id:
+                task_tally = task_tally.plus(record)
+        return allowance(
+            self.budget,
+            task_spent=(task_tally.tokens.total, dollars(task_tally.usage, self.prices)),
+            item_spent=(item_tally.tokens.total, dollars(item_tally.usage, self.prices)),
+        )
+
+    def _limit(self, task: Task, runs: int, allowed: Allowance, *, retry: bool) -> None:
+        """Tell the keeper (and the ledger) what this run is, and pass the harness's limits."""
+        self.keeper.attempt = runs
+        self.keeper.run_kind = "retry" if retry else "task"
+        self.keeper.allowed = allowed
+        if isinstance(self.agent, ClaudeAgent):
+            self.agent.limits = claude_flags(self.budget, allowed)
+
+    def _over_budget(self, task: Task, runs: int, reason: str, turn: Turn | None) -> bool:
+        """Past a budget: an interim checkpoint with the reason; the task stays open."""
+        did = (
+            f"task {task.id} stopped by its budget after {runs} run(s): {reason}; "
+            "the task is still open and its work so far is committed here"
+        )
+        with sheltered():
+            outcome = interim(
+                self.ctx,
+                task,
+                did=did,
+                reading=turn.reading if turn is not None else None,
+                session=self.keeper.session,
+                rerun=self.rerun,
+            )
+        self._checkpoint(outcome, task.id, kind="interim")
+        self.keeper.adopt(outcome.record)
+        reason = f"task {task.id} is over its budget: {reason} (agent.budget)"
+        self.listener(TaskFailed(task=task.id, runs=runs, reason=reason))
+        self.failure = reason
+        self.active = None
+        return False
 
     def _plan_test(self, task: Task) -> TestRun | None:
         """The task's ``_Test:_`` ready to run, None when it names none; refused if unrunnable."""

@@ -27,8 +27,10 @@ from the_loop.checkpoint import resets
 from the_loop.checkpoint.resets import ResetRecord, open_resets
 from the_loop.driver import state, transcripts
 from the_loop.driver.agents import Agent, AgentReply, Invocation, Start, one_line
+from the_loop.driver.budget import Allowance, Budget, Watchdog
 from the_loop.driver.events import Listener, ResetDone
 from the_loop.driver.process import run_process
+from the_loop.driver.run_ledger import USAGE_VARIABLE, OpenRun, RunLedger
 from the_loop.errors import RefusedError
 from the_loop.io.processes import Completed
 from the_loop.spec.project import ItemContext
@@ -50,6 +52,7 @@ class Turn:
     finished: Completed
     reading: ContextReading | None
     timeout: float
+    stopped: str | None = None  # why the budget watchdog stopped the run
 
     @property
     def tokens(self) -> int | None:
@@ -62,6 +65,8 @@ class Turn:
     def error(self) -> str | None:
         """Why the run failed, or None for a clean run."""
         finished = self.finished
+        if self.stopped is not None:
+            return self.stopped
         if finished.timed_out:
             return (
                 f"timed out after {self.timeout:g}s (agent.timeoutSeconds); "
@@ -102,6 +107,13 @@ class SessionKeeper:
         self.runs = 0
         self.tokens_peak: int | None = None
         self.task: str | None = None
+        # The ledger and the budget (set by the driver): each run is charged, and watched.
+        self.ledger: RunLedger | None = None
+        self.budget = Budget()
+        self.allowed: Allowance | None = None
+        self.attempt = 0
+        self.run_kind = "task"
+        self.stopped: str | None = None
 
     # ---------------------------------------------------------------- records
 
@@ -164,6 +176,7 @@ class SessionKeeper:
     def turn(self, prompt: str, *, task: str, focus: str, progress: ProgressSink) -> Turn:
         """Perform the pending reset, then give ``prompt`` to the session."""
         self.task = task
+        self.stopped = None
         start, pending = self._prepare(focus, progress)
         session = self.agent.new_session_id() if start is Start.NEW else self.session
         if start is not Start.NEW:
@@ -175,7 +188,7 @@ class SessionKeeper:
         reading = transcripts.reading(
             self.agent, self.session, cwd=self.root, env=self.env, windows=reply.windows
         )
-        result = Turn(start, self.session, reply, finished, reading, self.timeout)
+        result = Turn(start, self.session, reply, finished, reading, self.timeout, self.stopped)
         if result.tokens is not None:
             self.tokens_peak = max(self.tokens_peak or 0, result.tokens)
         return result
@@ -274,22 +287,65 @@ class SessionKeeper:
         for name in invocation.unset:
             env.pop(name, None)
         live: list[int | None] = [None]
+        if self.ledger is not None:
+            self.ledger.task = self.task
+        charge = self.ledger.open(session) if self.ledger is not None else None
+        watchdog = self._watchdog(charge)
+        if charge is not None:
+            env[USAGE_VARIABLE] = str(charge.usage_file)
 
         def on_line(line: str) -> None:
             tokens = self.agent.live_tokens(line)
             if tokens is not None:
                 live[0] = tokens
+            if watchdog is not None:
+                watchdog.line(line)
 
-        finished = run_process(
-            invocation,
-            cwd=self.root,
-            env=env,
-            timeout=self.timeout,
-            on_line=on_line,
-            on_tick=lambda elapsed: progress(doing, live[0], elapsed),
-        )
+        try:
+            finished = run_process(
+                invocation,
+                cwd=self.root,
+                env=env,
+                timeout=self.timeout,
+                on_line=on_line,
+                on_tick=lambda elapsed: progress(doing, live[0], elapsed),
+                on_start=watchdog.start if watchdog is not None else lambda pid: None,
+            )
+        finally:
+            if watchdog is not None:
+                watchdog.stop()
         self.runs += 1
-        return finished, self.agent.reply(finished.stdout, finished.returncode, session)
+        reply = self.agent.reply(finished.stdout, finished.returncode, session)
+        stopped = watchdog.tripped if watchdog is not None else None
+        stopped = stopped or reply.limit
+        if stopped is not None:
+            self.stopped = stopped
+        if charge is not None and self.ledger is not None:
+            self.ledger.close(
+                charge,
+                invocation,
+                finished,
+                session=reply.session or session,
+                task=self.task,
+                attempt=self.attempt,
+                kind=self.run_kind,
+                stopped=stopped,
+                stdout=finished.stdout,
+            )
+        return finished, reply
+
+    def _watchdog(self, charge: OpenRun | None) -> Watchdog | None:
+        """The budget's watchdog for one run, when a budget is set."""
+        if not self.budget.watched or charge is None or self.ledger is None:
+            return None
+        ledger = self.ledger
+        return Watchdog(
+            self.budget,
+            self.allowed or Allowance(None, None),
+            root=self.root,
+            spend=lambda: ledger.live(charge),
+            counter=charge.counter,
+        )
 
     # ---------------------------------------------------------------- resolving
 

@@ -42,6 +42,7 @@ class ItemStatus:
     tasks_path: str = ""
     skipped_resets: int = 0  # resets the session went on without (closed as skipped)
     format: str = "the-loop"  # the item's format: the-loop | kiro | spec-kit
+    cost: dict[str, object] | None = None  # the ledger's total and forecast, when it has runs
 
     def to_json(self, limit: int | None = LIST_LIMIT) -> dict[str, object]:
         """The JSON answer; ``ready`` and ``inProgress`` hold at most ``limit`` ids (None: all)."""
@@ -75,6 +76,7 @@ class ItemStatus:
             ),
             "openResets": [r.to_json() for r in self.open_resets],
             "skippedResets": self.skipped_resets,
+            "cost": self.cost,
             "interruptedCheckpoint": self.interrupted_checkpoint,
             "ticksWithoutCheckpoint": [p.to_json(self.tasks_path) for p in self.tick_problems],
             "findings": self.finding_counts,
@@ -113,7 +115,38 @@ def item_status(report: ItemReport) -> ItemStatus:
         tasks_path=relative(report.item.artifacts["tasks"].path, root),
         skipped_resets=_skipped_resets(root, report.id),
         format=report.item.format,
+        cost=_cost(report),
     )
+
+
+def _cost(report: ItemReport) -> dict[str, object] | None:
+    """The item's spend so far and the forecast of the rest, from the ledger (if it has runs)."""
+    root = report.ctx.project.root
+    if not ledger_exists(root):
+        return None  # the common case, answered without loading the ledger
+    from the_loop.ledger.forecast import forecast
+    from the_loop.ledger.prices import prices_from
+    from the_loop.ledger.report import cost_report
+    from the_loop.ledger.store import read_runs
+
+    runs = read_runs(root, report.id)
+    if not runs:
+        return None
+    spent = cost_report(report.id, runs, prices_from(report.config))
+    done, total = report.counts
+    tasks = report.tasks.tasks if report.tasks is not None else ()
+    finished = [t.id for t in tasks if t.state.value == "done"]
+    ahead = forecast(spent, finished, total - done)
+    return {
+        "spent": spent.total.to_json(spent.prices),
+        "forecast": ahead.to_json(),
+        "line": ahead.line(),
+    }
+
+
+def ledger_exists(root: Path) -> bool:
+    """Whether the ledger has a runs file (the cheap test before reading it)."""
+    return (root / ".the-loop" / "state" / "ledger" / "runs.jsonl").exists()
 
 
 def _open_resets(root: Path, item: str) -> tuple[resets.ResetRecord, ...]:
