@@ -14,6 +14,7 @@ from the_loop.checkpoint.policy import (
     boundary_reset,
     one_reset,
     pressure_verdict,
+    stricter_reading,
 )
 from the_loop.checkpoint.transaction import Outcome
 from the_loop.dag.analysis import id_sort_key
@@ -282,6 +283,36 @@ def _completes_the_item(report: ItemReport, task: Task) -> bool:
     return not open_ and not unrecorded
 
 
+def session_verdict(
+    ctx: ItemContext,
+    *,
+    tokens: int | None,
+    window: int | None,
+    percent: float | None,
+    session: str | None,
+) -> PressureReading:
+    """The verdict for numbers given by hand and the session's transcript: the stricter.
+
+    A percent given by hand never silences the token arm: whenever a session is
+    known its transcript is read too (issue 21). With no numbers and no session
+    the verdict names the gap.
+    """
+    pressure = ctx.config.context.pressure
+    given = None
+    if tokens is not None or window is not None or percent is not None:
+        given = pressure_verdict(pressure, tokens=tokens, window=window, percent=percent)
+        if not session:
+            return given
+    # Transcript reading (the telemetry package) only when there is a session to read.
+    from the_loop.workflow.session_reading import session_pressure
+
+    found = session_pressure(ctx.project.root, session)
+    read = found.annotate(
+        pressure_verdict(pressure, tokens=found.tokens, window=found.window, percent=found.percent)
+    )
+    return read if given is None else stricter_reading(given, read)
+
+
 def mid_task(
     ctx: ItemContext,
     *,
@@ -303,18 +334,9 @@ def mid_task(
     (the PreCompact hook): the reset is then that compaction, whatever the verdict.
     """
     did = concrete_did(did)
-    found = None
-    if tokens is None and window is None and percent is None:
-        # Transcript reading (the telemetry package) only when no numbers were given.
-        from the_loop.workflow.session_reading import session_pressure
-
-        found = session_pressure(ctx.project.root, session)
-        tokens, window, percent = found.tokens, found.window, found.percent
-    reading = pressure_verdict(
-        ctx.config.context.pressure, tokens=tokens, window=window, percent=percent
+    reading = session_verdict(
+        ctx, tokens=tokens, window=window, percent=percent, session=session
     )
-    if found is not None:
-        reading = found.annotate(reading)
 
     # Filler and a Next: naming nothing are refused before the lock is taken.
     concrete_next(next_step, fresh_report(ctx))
