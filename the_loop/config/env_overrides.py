@@ -33,7 +33,8 @@ class EnvOverride:
 def environment_overrides(env: Mapping[str, str]) -> list[EnvOverride]:
     """The overrides set in ``env``; a malformed value raises ``ConfigError`` naming it."""
     found = []
-    for variable, key in (("DR_CTX_SOFT_TOKENS", "softTokens"), ("DR_CTX_HARD_TOKENS", "hardTokens")):
+    token_keys = (("DR_CTX_SOFT_TOKENS", "softTokens"), ("DR_CTX_HARD_TOKENS", "hardTokens"))
+    for variable, key in token_keys:
         text = env.get(variable, "").strip()
         if text:
             found.append(EnvOverride(variable, (*_PRESSURE, key), _tokens(variable, text)))

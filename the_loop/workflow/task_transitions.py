@@ -334,9 +334,7 @@ def mid_task(
     (the PreCompact hook): the reset is then that compaction, whatever the verdict.
     """
     did = concrete_did(did)
-    reading = session_verdict(
-        ctx, tokens=tokens, window=window, percent=percent, session=session
-    )
+    reading = session_verdict(ctx, tokens=tokens, window=window, percent=percent, session=session)
 
     # Filler and a Next: naming nothing are refused before the lock is taken.
     concrete_next(next_step, fresh_report(ctx))
