@@ -189,7 +189,7 @@ def _require_finishable(report: ItemReport, task: Task, adopt: bool) -> None:
             raise RefusedError(
                 f"task {task.id} is ticked, but no checkpoint records it (ticked by hand?)",
                 where=Where(report.item.artifacts["tasks"].path, task.line),
-                hint=f"`{adopt_cmd}` records the checkpoint without ticking it again",
+                hint=f"{adopt_cmd}  # records the checkpoint without ticking it again",
             )
         raise RefusedError(
             f"task {task.id} is already done",
