@@ -102,7 +102,8 @@ def test_a_hand_tick_fails_check_and_shows_in_status(project: Path) -> None:
             "line": line,
             "checkpoint": None,
             "logLine": None,
-            "command": "loop task done issue-7 1 --adopt --did '<what was done>' --next '<the next step>'",
+            "command": "loop task done issue-7 1 --adopt "
+            "--did '<what was done>' --next '<the next step>'",
         }
     ]
 
