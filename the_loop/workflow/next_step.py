@@ -7,7 +7,8 @@ project (``poller/ledger.py``; a new file whose folder exists, ``pkg/new.py``;
 a folder named by a bare word, ``run the suite in tests``), or a command
 (``loop execute-tasks 42``, or a command in backticks whose program exists).
 Filler (``tbd tbd tbd``, ``carry on with the work``) is refused outright.
-A refusal proposes a Next: built from the task that comes next in the DAG, so the fix is one copy away.
+A refusal proposes a Next: built from the task that comes next in the DAG,
+so the fix is one copy away.
 
 Did: only has to say something (not ``tbd``, ``-``, ``…``): it is a record of
 what happened, and it may name things that are gone now.
