@@ -21,7 +21,14 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from the_loop.config.loader import ClaudeAgentSettings
-from the_loop.driver.agents import AgentKind, AgentReply, Invocation, Start, one_line
+from the_loop.driver.agents import (
+    AgentKind,
+    AgentReply,
+    Invocation,
+    Start,
+    one_line,
+    retryable_status,
+)
 from the_loop.telemetry import Harness, result_context_windows
 
 _STREAM = ("--output-format", "stream-json", "--verbose")
@@ -83,10 +90,12 @@ class ClaudeAgent:
             return AgentReply(found_session, "", missing, tokens)
         message = _text(result.get("result")) or ""
         error: str | None = None
+        status = result.get("api_error_status")
         if result.get("is_error") or returncode:
             kind = _text(result.get("subtype")) or "error"
+            if kind == "success":
+                kind = "error"  # Claude Code marks an API error's result "success"
             reason = _text(result.get("terminal_reason"))
-            status = result.get("api_error_status")
             parts = [kind] + ([reason] if reason and reason != "completed" else [])
             if status:
                 parts.append(f"API status {status}")
@@ -98,6 +107,7 @@ class ClaudeAgent:
             tokens=tokens,
             windows=result_context_windows(result),
             denied=_denied(result),
+            retryable=error is None or retryable_status(status),
         )
 
     def live_tokens(self, line: str) -> int | None:
