@@ -342,6 +342,10 @@ class ItemReport:
         if not log.exists:
             return []
         found = self._transitions_ahead(log)
+        # The resume anchor as its checkpoint commit recorded it (issue 21).
+        from the_loop.checkpoint.anchor import anchor_findings
+
+        found += anchor_findings(self.ctx.project.root, log.path)
         entry = self.last_entry
         if entry is not None and not (entry.next or "").strip():
             return found + [
