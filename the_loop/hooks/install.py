@@ -16,6 +16,7 @@ and one loop installed is removed on uninstall only if unchanged.
 from __future__ import annotations
 
 import hashlib
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,6 +156,9 @@ def install(
     data = settings_file.parse(text or "", str(where.settings))
     commands = settings_file.hook_commands(entry, harness, where.events)
     wanted = settings_file.with_ours(settings_file.without_ours(data, harness), commands)
+    if harness == "claude":
+        # Pressure in the status bar, before a hook has to block (kept if the user has one).
+        wanted = settings_file.with_statusline(wanted, shlex.join([*entry, "statusline"]))
     changes: list[Change] = []
     backup = None
     shown = _shown(where.settings, root)
@@ -289,6 +293,8 @@ def _uninstall_settings(
     text = current.decode("utf-8")
     data = settings_file.parse(text, str(where.settings))
     left = settings_file.without_ours(data, where.harness)
+    if where.harness == "claude":
+        left = settings_file.without_statusline(left)
     if left == data:
         return Change(shown, "unchanged", "no loop hooks in it")
     if not left and recorded and not recorded.get("existed"):

@@ -46,9 +46,24 @@ class HookInput:
     model: str | None = None
 
 
+# Longest value kept per field: a session id is a UUID, a path a few hundred
+# characters; a field past its bound is treated as absent, never stored whole
+# (a 50 MB session_id once went into the session records as it was).
+ID_LIMIT = 200
+PATH_LIMIT = 4096
+_LIMITS = {"session_id": ID_LIMIT, "transcript_path": PATH_LIMIT, "cwd": PATH_LIMIT}
+_WORD_LIMIT = 200
+
+
+def bounded_text(value: object, limit: int = ID_LIMIT) -> str | None:
+    """``value`` when it is non-empty text within ``limit`` characters, else None."""
+    if not isinstance(value, str) or not value or len(value) > limit:
+        return None
+    return value
+
+
 def _text(data: dict[str, Any], key: str) -> str | None:
-    value = data.get(key)
-    return value if isinstance(value, str) and value else None
+    return bounded_text(data.get(key), _LIMITS.get(key, _WORD_LIMIT))
 
 
 def parse_input(text: str, *, event: str, harness: str) -> HookInput:
