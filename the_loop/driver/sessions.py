@@ -265,6 +265,8 @@ class SessionKeeper:
         env = dict(self.env)
         env["LOOP_ITEM"] = self.item
         env["LOOP_TASK"] = self.task or ""
+        # The driver performs every reset itself: the hooks must not offer a hand-off.
+        env["LOOP_DRIVEN"] = "1"
         if session:
             env["LOOP_SESSION_ID"] = session
         else:

@@ -55,6 +55,10 @@ def _handler(event: str) -> Handler:
         from the_loop.hooks.stop import on_stop
 
         return on_stop
+    if event == "SubagentStart":
+        from the_loop.hooks.handoff import on_subagent_start
+
+        return on_subagent_start
     from the_loop.hooks.stop import on_session_end
 
     return on_session_end

@@ -27,7 +27,7 @@ from the_loop.config.loader import CONFIG_DIR
 from the_loop.errors import LoopError, RefusedError, UsageError
 from the_loop.git import repo as gitrepo
 from the_loop.hooks import settings_file
-from the_loop.hooks.payload import EVENTS
+from the_loop.hooks.payload import CLAUDE_EVENTS, EVENTS
 from the_loop.io import atomic
 from the_loop.io.resources import resource_dir
 
@@ -54,8 +54,10 @@ def target(root: Path, harness: str, *, local: bool = False) -> Target:
     if harness == "claude":
         folder = root / ".claude"
         if local:
-            return Target("claude-local", harness, folder / "settings.local.json", None, EVENTS)
-        return Target(harness, harness, folder / "settings.json", folder / "commands", EVENTS)
+            local_file = folder / "settings.local.json"
+            return Target("claude-local", harness, local_file, None, CLAUDE_EVENTS)
+        commands = folder / "commands"
+        return Target(harness, harness, folder / "settings.json", commands, CLAUDE_EVENTS)
     if harness == "codex":
         if local:
             raise UsageError("--local is for Claude Code's settings.local.json; Codex has none")

@@ -46,6 +46,13 @@ _COMPACT_HOW = {
 def on_post_tool_use(call: HookCall) -> HookAnswer:
     """Answer PostToolUse (see the module docstring)."""
     record = _session(call)
+    if record is not None:
+        # A clear this session cannot perform: hand the next unit to a subagent (once).
+        from the_loop.hooks.handoff import offer
+
+        handoff = offer(call, record, block=False)
+        if not handoff.empty:
+            return handoff
     transcript = call.input.transcript_path
     if transcript is None and record is not None and record.transcript:
         transcript = Path(record.transcript)
