@@ -29,6 +29,7 @@ from the_loop.driver.agents import (
     one_line,
     retryable_status,
 )
+from the_loop.driver.overlay import Overlay
 from the_loop.telemetry import Harness, result_context_windows
 
 _STREAM = ("--output-format", "stream-json", "--verbose")
@@ -45,6 +46,15 @@ class ClaudeAgent:
     def __init__(self, executable: tuple[str, ...], settings: ClaudeAgentSettings) -> None:
         self._exe = executable
         self._settings = settings
+        self.overlay: Overlay | None = None  # set by the driver: loop's hooks and thresholds
+
+    def _overlay_options(self) -> list[str]:
+        if self.overlay is None or self.overlay.settings is None:
+            return []
+        return ["--settings", str(self.overlay.settings)]
+
+    def _overlay_env(self) -> dict[str, str]:
+        return dict(self.overlay.env) if self.overlay is not None else {}
 
     def new_session_id(self) -> str | None:
         """Claude Code accepts a session id chosen by the caller (a UUID)."""
@@ -65,13 +75,21 @@ class ClaudeAgent:
         if session is None:
             raise ValueError("a Claude Code run needs a session id")
         flag = "--session-id" if start is Start.NEW else "--resume"
-        argv = (*self._exe, "-p", flag, session, *self._options())
-        return Invocation(argv, stdin=prompt)
+        argv = (*self._exe, "-p", flag, session, *self._overlay_options(), *self._options())
+        return Invocation(argv, stdin=prompt, env=self._overlay_env())
 
     def compaction(self, session: str, focus: str) -> Invocation | None:
         """``claude -p "/compact <focus>" --resume ID``: a run of its own."""
-        argv = (*self._exe, "-p", f"/compact {focus}", "--resume", session, *_STREAM)
-        return Invocation(argv, purpose="compact")
+        argv = (
+            *self._exe,
+            "-p",
+            f"/compact {focus}",
+            "--resume",
+            session,
+            *self._overlay_options(),
+            *_STREAM,
+        )
+        return Invocation(argv, purpose="compact", env=self._overlay_env())
 
     def reply(self, stdout: str, returncode: int | None, session: str | None) -> AgentReply:
         """The ``result`` line, the session id, and the newest main-chain usage."""

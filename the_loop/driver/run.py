@@ -37,6 +37,7 @@ from the_loop.driver import state
 from the_loop.driver.agent_choice import choose_kind, make_agent
 from the_loop.driver.agents import Start
 from the_loop.driver.checkpoints import finish_task, interim, stop_note
+from the_loop.driver.claude import ClaudeAgent
 from the_loop.driver.events import (
     AgentFinished,
     CheckpointTaken,
@@ -48,9 +49,11 @@ from the_loop.driver.events import (
     TaskStarted,
 )
 from the_loop.driver.interrupts import sheltered, stop_on_sigterm
+from the_loop.driver.overlay import claude_overlay
 from the_loop.driver.prompts import compaction_focus, continue_prompt, interrupted_preface
 from the_loop.driver.sessions import SessionKeeper, Turn
 from the_loop.errors import DagError, LoopError, RefusedError, UsageError
+from the_loop.hooks.commands import entry_point
 from the_loop.spec.project import ItemContext
 from the_loop.tasks import Task, TaskState, test_command
 from the_loop.workflow.execute_tasks import ExecuteStep, execute_step
@@ -95,6 +98,11 @@ class _Driver:
         self.kind = choose_kind(self.settings, options.agent)
         self.env = agent_environment(options.env)
         self.agent = make_agent(self.settings, self.kind, self.env)
+        if isinstance(self.agent, ClaudeAgent):
+            # loop's hooks and a harness threshold above loop's, for this run only.
+            self.agent.overlay = claude_overlay(
+                self.root, self.item, ctx.config.context, entry_point()
+            )
         self.rerun = f"loop execute-tasks {self.item} --agent {self.kind.value}"
         self.keeper = SessionKeeper(
             ctx=ctx,
