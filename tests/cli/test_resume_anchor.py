@@ -104,3 +104,19 @@ def test_a_reset_record_edited_by_hand_is_not_trusted(project: Path) -> None:
 
     assert "digest does not match its content" in status.output + doctor.output
     assert doctor.exit_code == 1
+
+
+def test_a_deleted_tracked_log_is_named_with_git_checkout_as_the_way_back(project: Path) -> None:
+    (project / LOG).unlink()
+
+    refused = run(project, "task", "done", "7", "3", *DID, "--next", "implement task 2: ledger")
+    checked = run(project, "check", "7")
+
+    assert refused.exit_code == 1
+    assert f"{LOG} is missing from the working tree, but git tracks it" in refused.stderr
+    assert f"hint: git checkout -- {LOG}  # restores it from the last commit" in refused.stderr
+    assert not (project / LOG).exists()  # no fresh log written over the history
+    assert checked.exit_code == 1 and f"git checkout -- {LOG}" in checked.stdout
+    crossing = run(project, "execute-tasks", "7")
+    assert crossing.exit_code == 1 and f"git checkout -- {LOG}" in crossing.stderr
+    assert not (project / LOG).exists()

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from the_loop.errors import Where
+from the_loop.errors import RefusedError, Where
 from the_loop.findings import Finding, Level
 from the_loop.log.execution_log import LogEntry, parse_log
 
@@ -94,6 +94,39 @@ def anchor_findings(root: Path, log: Path) -> list[Finding]:
     code = EDITED if problem.kind == EDITED else MISSING
     shown = _relative(root, log)
     return [Finding(Level.ERROR, code, problem.sentence(), Where(log, line), problem.hint(shown))]
+
+
+MISSING_LOG = "log.tracked-missing"
+
+
+def missing_tracked_log(root: Path, log: Path) -> RefusedError | None:
+    """The refusal for a log deleted from the tree while git still tracks it, else None.
+
+    A checkpoint would start a fresh log and commit it over the history; the
+    way back is to restore the file, so that is the hint.
+    """
+    if log.exists():
+        return None
+    from the_loop.git.history import tracked_at_head  # git only when the log is gone
+
+    if not tracked_at_head(root, log):
+        return None
+    shown = _relative(root, log)
+    return RefusedError(
+        f"{shown} is missing from the working tree, but git tracks it: the execution log "
+        "(the resume anchor) was deleted, and a checkpoint would write a fresh one over "
+        "its history",
+        where=Where(log),
+        hint=f"git checkout -- {shown}  # restores it from the last commit",
+    )
+
+
+def missing_log_findings(root: Path, log: Path) -> list[Finding]:
+    """``missing_tracked_log`` as a ``check`` error."""
+    refusal = missing_tracked_log(root, log)
+    if refusal is None:
+        return []
+    return [Finding(Level.ERROR, MISSING_LOG, refusal.message, refusal.where, refusal.hint)]
 
 
 def _relative(root: Path, path: Path) -> Path:

@@ -107,3 +107,14 @@ def task_files(root: Path, item: str) -> dict[str, tuple[str, ...]] | None:
 
 
 _TASK = re.compile(r"^Loop-Task:[ \t]*(?P<id>\S+)[ \t]*$", re.MULTILINE | re.IGNORECASE)
+
+
+def tracked_at_head(root: Path, path: Path) -> bool:
+    """Whether HEAD's tree holds ``path`` (False without a repository or a commit)."""
+    from the_loop.git.repo import repo_relative
+
+    top = find_repo_root(root)
+    if top is None or head_sha(top) is None:
+        return False
+    spec = repo_relative(top, root, path)
+    return run_git(top, ["cat-file", "-e", f"HEAD:{spec}"], ok=(0, 128)).status == 0

@@ -62,6 +62,13 @@ def _require_executable(report: ItemReport) -> None:
             f"`loop execute-tasks {report.id}`",
         )
     if report.phase.recorded not in ("implementation", "needs-review", "complete"):
+        from the_loop.checkpoint.anchor import missing_tracked_log  # only when it looks new
+
+        gone = missing_tracked_log(
+            report.ctx.project.root, report.item.artifacts["execution-log"].path
+        )
+        if gone is not None:
+            raise gone  # a deleted log: restore it, never cross again over its history
         raise RefusedError(
             f"{report.id} has not entered implementation yet (the log says "
             f"{report.phase.recorded or 'nothing'})",
