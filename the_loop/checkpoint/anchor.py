@@ -62,9 +62,9 @@ def anchor_problem(root: Path, log: Path) -> AnchorProblem | None:
     None too when nothing can be compared: no repository, no checkpoint commit
     of the log, or a log that is missing (reported elsewhere).
     """
-    if not log.is_file():
+    if not log.is_file() or not _in_a_repository(log):
         return None
-    from the_loop.git.history import checkpoint_version  # git only when a log exists
+    from the_loop.git.history import checkpoint_version  # git only when there is a repository
 
     found = checkpoint_version(root, log)
     if found is None:
@@ -105,7 +105,7 @@ def missing_tracked_log(root: Path, log: Path) -> RefusedError | None:
     A checkpoint would start a fresh log and commit it over the history; the
     way back is to restore the file, so that is the hint.
     """
-    if log.exists():
+    if log.exists() or not _in_a_repository(log.parent):
         return None
     from the_loop.git.history import tracked_at_head  # git only when the log is gone
 
@@ -127,6 +127,12 @@ def missing_log_findings(root: Path, log: Path) -> list[Finding]:
     if refusal is None:
         return []
     return [Finding(Level.ERROR, MISSING_LOG, refusal.message, refusal.where, refusal.hint)]
+
+
+def _in_a_repository(path: Path) -> bool:
+    """Whether a ``.git`` is at or above ``path``: a stat walk, so a read outside a
+    repository never loads git's layer (and its process machinery) to learn nothing."""
+    return any((folder / ".git").exists() for folder in path.resolve().parents)
 
 
 def _relative(root: Path, path: Path) -> Path:

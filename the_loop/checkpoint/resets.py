@@ -263,6 +263,18 @@ def _confirm(
     return _close(root, record, "completed", confirmed_session=session, note=note)
 
 
+def acknowledge(root: Path, item: str, *, checkpoint: str | None = None) -> ResetRecord:
+    """Complete an open reset a person says they performed, with no session id to check.
+
+    Someone working by hand has no session ids; their word closes the record
+    (marked unverified) instead of leaving it open until review.
+    """
+    with project_lock(root):
+        record = _pick(root, item, checkpoint)
+        note = "acknowledged by hand without a session id (unverified)"
+        return _close(root, record, "completed", note=note)
+
+
 def abort(
     root: Path, item: str, *, checkpoint: str | None = None, reason: str | None = None
 ) -> ResetRecord:
@@ -290,10 +302,14 @@ def superseded_by(
     """
     settled = []
     for record in open_resets(root, item):
-        if not every_session and (session is None or record.session != session):
+        by_hand = session is None and record.session is None
+        if not every_session and not by_hand and (session is None or record.session != session):
             continue
         if every_session:
             state, why = "superseded", "the work item is complete, so nothing is left to reset"
+        elif by_hand:
+            # Working by hand, without session ids: the next checkpoint is the same person's.
+            state, why = "skipped", "a later checkpoint without a session id came first"
         elif record.mode == "clear":
             state, why = "skipped", f"session {session} took another checkpoint without clearing"
         else:
