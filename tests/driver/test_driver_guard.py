@@ -94,3 +94,27 @@ def test_a_rerun_after_an_unrecorded_compaction_sends_no_second_compact(
     history = (root / ".the-loop/state/resets/history.jsonl").read_text().splitlines()
     closed = [json.loads(line) for line in history if record["id"] in line]
     assert [c["state"] for c in closed] == ["completed"]
+
+
+def test_with_the_hooks_installed_no_empty_interim_commit_comes_before_each_task(
+    claude_cli: ClaudeCli, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    from helpers.hooks import install_hooks
+
+    config = agent_config("claude", [claude_cli.binary], task_boundary="compact")
+    root = install_hooks(make_item(tmp_path / "p", QUICK, config=config), "claude")
+    before = len(git(root, "log", "--format=%H").split())
+
+    ran = loop_process(
+        root, "execute-tasks", "7", "--agent", "claude", "--json", env=claude_cli.env
+    )
+
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    made = git(
+        root, "log", "--format=%s", f"-{len(git(root, 'log', '--format=%H').split()) - before}"
+    )
+    assert not [s for s in made.splitlines() if "interim" in s], made
+    # the crossing into implementation and one checkpoint commit per task, nothing else
+    assert len(made.splitlines()) == 5
+    summary = events(ran.stdout)[-1]
+    assert summary["resets"] == {"clear": 1, "compact": 3}
