@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from the_loop.checkpoint import sessions
+from the_loop.checkpoint import seen_sessions as sessions
 from the_loop.checkpoint.policy import Verdict, pressure_verdict
 from the_loop.config.loader import CONFIG_DIR, ContextPolicy
 from the_loop.errors import LoopError
