@@ -23,6 +23,7 @@ from the_loop.driver.events import (
     Event,
     Progress,
     ResetDone,
+    RetryWait,
     RunSummary,
     TaskFailed,
     TaskStarted,
@@ -93,6 +94,10 @@ def event_lines(event: Event) -> list[str]:
         colour = {"done": good, "done-by-agent": good, "failed": bad}.get(event.outcome, warn)
         facts = f"{event.seconds:.1f}s, exit {event.exit_code}, {_tokens(event.tokens)} tokens"
         return [f"  agent: {colour(event.outcome)} " + dim(f"({facts})") + f" — {event.detail}"]
+    if isinstance(event, RetryWait):
+        return [
+            warn(f"  retry in {event.seconds:g}s") + dim(f" (run {event.run} failed: {event.why})")
+        ]
     if isinstance(event, CheckpointTaken):
         commit = f", committed {event.commit[:10]}" if event.commit else ""
         what = {"task": "task done", "interim": "interim", "phase": "phase", "stop": "stopped"}

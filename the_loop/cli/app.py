@@ -51,6 +51,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "doctor": ("the_loop.cli.cmd_recover", "doctor", "Recover"),
     "install": ("the_loop.cli.cmd_install", "install", "Agent harnesses"),
     "hook": ("the_loop.cli.cmd_hook", "hook", "Agent harnesses"),
+    "statusline": ("the_loop.cli.cmd_statusline", "statusline", "Agent harnesses"),
 }
 SECTIONS = (
     "Set up",

@@ -2,7 +2,7 @@
 
 The driver never prints: it hands each event to a callback, and the CLI shows a
 live progress line on a terminal or, with ``--json``, one JSON object per event
-(``task-started``, ``agent-finished``, ``checkpoint``, ``reset``,
+(``task-started``, ``agent-finished``, ``retry``, ``checkpoint``, ``reset``,
 ``task-failed``, ``done``). ``Progress`` ticks are for the live line only.
 """
 
@@ -64,6 +64,17 @@ class AgentFinished(Event):
     window: int | None
     outcome: str
     detail: str
+
+
+@dataclass(frozen=True)
+class RetryWait(Event):
+    """A failed run is retried after ``seconds``: the wait is said, never silent."""
+
+    name: ClassVar[str] = "retry"
+    task: str
+    run: int  # the run that failed
+    seconds: float
+    why: str
 
 
 @dataclass(frozen=True)

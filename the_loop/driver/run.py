@@ -44,15 +44,18 @@ from the_loop.driver.events import (
     CheckpointTaken,
     Listener,
     Progress,
+    RetryWait,
     RunSummary,
     TaskFailed,
     TaskStarted,
 )
 from the_loop.driver.interrupts import sheltered, stop_on_sigterm
+from the_loop.driver.overlay import claude_overlay
 from the_loop.driver.prompts import compaction_focus, continue_prompt, interrupted_preface
 from the_loop.driver.run_ledger import RunLedger
 from the_loop.driver.sessions import SessionKeeper, Turn
 from the_loop.errors import DagError, LoopError, RefusedError, UsageError
+from the_loop.hooks.commands import entry_point
 from the_loop.ledger import store as ledger_store
 from the_loop.ledger.prices import dollars, prices_from
 from the_loop.ledger.report import Tally, cost_report
@@ -100,6 +103,11 @@ class _Driver:
         self.kind = choose_kind(self.settings, options.agent)
         self.env = agent_environment(options.env)
         self.agent = make_agent(self.settings, self.kind, self.env)
+        if isinstance(self.agent, ClaudeAgent):
+            # loop's hooks and a harness threshold above loop's, for this run only.
+            self.agent.overlay = claude_overlay(
+                self.root, self.item, ctx.config.context, entry_point()
+            )
         self.rerun = f"loop execute-tasks {self.item} --agent {self.kind.value}"
         self.keeper = SessionKeeper(
             ctx=ctx,
@@ -233,6 +241,7 @@ class _Driver:
         max_runs = self.settings.max_attempts
         prompt = brief
         failures: list[str] = []
+        refused: dict[str, None] = {}
         self.active = task
         self.active_runs = 0
         try:
@@ -268,8 +277,14 @@ class _Driver:
                 focus=compaction_focus(self._last_next()),
                 progress=self._progress(task, runs),
             )
+            # Every tool refused in any run of the task: a resumed session rarely asks again.
+            refused.update(dict.fromkeys(turn.reply.denied))
             current = self._current(task)
             if current.state is TaskState.DONE:
+                unrecorded = self._hand_tick(task)
+                if unrecorded is not None:
+                    self._finished(task, runs, turn, "failed", unrecorded)
+                    return self._give_up(task, runs, unrecorded)
                 self._agent_checkpointed(task, runs, turn, before)
                 return True
             if turn.stopped is not None:
@@ -280,12 +295,19 @@ class _Driver:
             if error is not None:
                 failures.append(f"run {runs}: {error}")
                 self._finished(task, runs, turn, "failed", error)
+                if not turn.reply.retryable:
+                    reason = (
+                        f"the agent failed run {runs} of task {task.id}, not retried (the API "
+                        f"refused the request itself; running again would fail alike): {error}"
+                        + _denied(refused)
+                    )
+                    return self._give_up(task, runs, reason)
                 if runs >= max_runs:
                     reason = f"the agent failed {runs} run(s) of task {task.id}: " + "; ".join(
                         failures
                     )
-                    return self._give_up(task, runs, reason)
-                self._backoff(len(failures))
+                    return self._give_up(task, runs, reason + _denied(refused))
+                self._backoff(task, runs, len(failures), error)
                 # A session that got going continues; one that never started gets the brief.
                 prompt = (
                     continue_prompt(task, next_step=self._last_next(), error=error)
@@ -298,7 +320,7 @@ class _Driver:
                 self._finished(task, runs, turn, "done", _tested(verification))
                 self._finish_task(task, runs, turn, failures, verification)
                 return True
-            why = verification.summary() + _denied(turn)
+            why = verification.summary() + _denied(refused)
             self._finished(task, runs, turn, "unfinished", why)
             if runs >= max_runs:
                 reason = f"task {task.id} is still unfinished after {runs} run(s): {why}"
@@ -360,6 +382,23 @@ class _Driver:
         if test_command(task) is None:
             return None
         return plan_test(fresh_report(self.ctx), task)
+
+    def _hand_tick(self, task: Task) -> str | None:
+        """Why a tick the agent left is no checkpoint: no ``task N done`` entry, or no commit.
+
+        "Done by the agent" means its own ``loop task done``; a box ticked by hand
+        (sed, an editor) logged and committed nothing, and is the same stop as a
+        hand tick found on any other task.
+        """
+        report = fresh_report(self.ctx)
+        problem = next((p for p in report.tick_problems if p.task.id == task.id), None)
+        if problem is None:
+            return None
+        return (
+            f"task {task.id} is ticked without a checkpoint: the agent ticked tasks.md by "
+            f"hand (no log entry and commit of its own loop task done); record it with "
+            f"{problem.command}, or untick it and rerun {self.rerun}"
+        )
 
     def _current(self, task: Task) -> Task:
         report = fresh_report(self.ctx)
@@ -526,9 +565,11 @@ class _Driver:
         entry = fresh_report(self.ctx).last_entry
         return entry.next if entry is not None else None
 
-    def _backoff(self, failures: int) -> None:
+    def _backoff(self, task: Task, run: int, failures: int, why: str) -> None:
         delay = self.settings.backoff_seconds * 2 ** (failures - 1)
         if delay > 0:
+            # Said before the wait: a run that goes quiet for 30 s looks hung.
+            self.listener(RetryWait(task=task.id, run=run, seconds=float(delay), why=why))
             time.sleep(delay)
 
 
@@ -541,9 +582,8 @@ def _tasks(report: ItemReport) -> tuple[Task, ...]:
     return report.tasks.tasks if report.tasks is not None else ()
 
 
-def _denied(turn: Turn) -> str:
+def _denied(denied: Mapping[str, None]) -> str:
     """Tools the agent was refused, and where to allow them (Claude Code)."""
-    denied = turn.reply.denied
     if not denied:
         return ""
     return f"; tools refused: {', '.join(denied)} (allow them in agent.claude.allowedTools)"

@@ -126,6 +126,31 @@ class SessionKeeper:
             self._abort(older, "superseded by a later checkpoint (open when the driver started)")
         if records:
             self.adopt(records[-1])
+            self._reconcile(records[-1])
+
+    def _reconcile(self, record: ResetRecord) -> None:
+        """An open reset a crashed run may have performed already: complete it, never redo it.
+
+        A compaction is done when the session's transcript has a compaction line
+        written after the checkpoint; a clear is done when the driver had already
+        started (and saved) a new session since the checkpoint's.
+        """
+        if record.mode == "compact" and record.session is not None:
+            path = transcripts.locate(self.agent, record.session, cwd=self.root, env=self.env)
+            marker = self.agent.compaction_marker
+            if transcripts.compacted_after(path, marker, record.created):
+                how = (
+                    f"{self.agent.kind.value}: reconciled when the driver started again: the "
+                    "transcript records a compaction after the checkpoint, so it is not repeated"
+                )
+                self.session = record.session
+                self._confirm(record, record.session, how)
+        elif record.mode == "clear" and self.session and record.session not in (None, self.session):
+            how = (
+                f"{self.agent.kind.value}: reconciled when the driver started again: new session "
+                f"{self.session} had already been started after the checkpoint"
+            )
+            self._confirm(record, self.session, how)
 
     def adopt(self, record: ResetRecord | None) -> None:
         """Take ``record`` as the reset to perform before the next turn."""
@@ -279,6 +304,8 @@ class SessionKeeper:
         env = dict(self.env)
         env["LOOP_ITEM"] = self.item
         env["LOOP_TASK"] = self.task or ""
+        # The driver performs every reset itself: the hooks must not offer a hand-off.
+        env["LOOP_DRIVEN"] = "1"
         if session:
             env["LOOP_SESSION_ID"] = session
         else:

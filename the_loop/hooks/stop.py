@@ -28,6 +28,13 @@ def on_stop(call: HookCall) -> HookAnswer:
     """Answer Stop (see the module docstring)."""
     charge_turn(call)  # the ledger, for a session loop did not start
     record = call.seen()
+    if record is not None and not call.input.stop_hook_active:
+        # Stopping at a clear boundary: hand the next unit on instead (said once).
+        from the_loop.hooks.handoff import offer
+
+        handoff = offer(call, record, block=True)
+        if not handoff.empty:
+            return handoff
     if record is None or record.stop_blocks >= STOP_BLOCKS or not record.tasks:
         return NOTHING
     owned = _owned_in_progress(call, record.tasks)
