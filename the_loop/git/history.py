@@ -20,7 +20,7 @@ from pathlib import Path
 
 from the_loop.errors import GitError, Where
 from the_loop.git.head import read_head
-from the_loop.git.opening import find_repo_root, git_dirs
+from the_loop.git.opening import find_repo_root, git_dirs, repo_relative
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost)
 if TYPE_CHECKING:
@@ -194,8 +194,6 @@ def checkpoint_version(root: Path, path: Path) -> tuple[str, str] | None:
     compared with (issue 21). ``None`` without a repository, a commit, or a
     checkpoint commit of that file.
     """
-    from the_loop.git.repo import repo_relative
-
     top = find_repo_root(root)
     if top is None:
         return None
@@ -238,17 +236,18 @@ def task_files(root: Path, item: str) -> dict[str, tuple[str, ...]] | None:
 
 
 def tracked_at_head(root: Path, path: Path) -> bool:
-    """Whether HEAD's tree holds ``path`` (False without a repository or a commit)."""
-    from the_loop.git.repo import repo_relative
+    """Whether HEAD's tree holds ``path`` (False without a repository or a commit).
+
+    One ``git cat-file -e`` rather than GitPython: ``status`` asks this of an item whose
+    log is missing, and a report on an item without checkpoints loads no GitPython.
+    """
+    from the_loop.git.commands import run_git
 
     top = find_repo_root(root)
     if top is None:
         return False
-    dirs = git_dirs(top)
-    head = read_head(dirs).sha
-    if head is None:
-        return False
-    return _blob(dirs.repo.commit(head), repo_relative(top, root, path)) is not None
+    spec = repo_relative(top, root, path)
+    return run_git(top, ["cat-file", "-e", f"HEAD:{spec}"], ok=(0, 128)).status == 0
 
 
 def _blob(commit: git.Commit, spec: str) -> git.Blob | None:
