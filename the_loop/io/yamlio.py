@@ -71,7 +71,8 @@ def parse(text: str, *, first_line: int = 1) -> tuple[Any, YamlProblem | None]:
     try:
         data = round_trip().load(text)
     except DuplicateKeyError as exc:
-        return None, _problem(exc, first_line, "duplicate key", _duplicate_hint(exc))
+        hint = _duplicate_hint(exc, text, first_line)
+        return None, _problem(exc, first_line, "duplicate key", hint)
     except MarkedYAMLError as exc:
         return None, _problem(exc, first_line, None, _marked_hint(exc, text))
     except YAMLError as exc:  # pragma: no cover - unmarked errors are rare
@@ -217,10 +218,41 @@ def _duplicate_key(exc: MarkedYAMLError) -> str | None:
     return text[start + 1 : end] if 0 <= start < end else None
 
 
-def _duplicate_hint(exc: MarkedYAMLError) -> str:
-    first = exc.context_mark
-    where = f" (first defined on line {first.line + 1})" if first is not None else ""
+def _duplicate_hint(exc: MarkedYAMLError, text: str, first_line: int) -> str:
+    line = _first_definition(exc, text)
+    where = f" (first defined on line {line + first_line})" if line is not None else ""
     return f"a key may appear once per mapping{where}; keep one and delete the other"
+
+
+def _first_definition(exc: MarkedYAMLError, text: str) -> int | None:
+    """The 0-based line of the first of the duplicated keys.
+
+    ruamel's error marks the mapping the keys are in (its ``context_mark``) and
+    the second key; the first one is found in the composed node tree, which
+    holds every key, duplicates included, with its position.
+    """
+    from ruamel.yaml.nodes import MappingNode, SequenceNode
+
+    mapping, key = exc.context_mark, _duplicate_key(exc)
+    if mapping is None or key is None:
+        return None
+    try:
+        root = round_trip().compose(text)
+    except Exception:  # the text failed to load once already; positions are a bonus
+        return mapping.line
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, MappingNode):
+            here = (node.start_mark.line, node.start_mark.column)
+            if here == (mapping.line, mapping.column):
+                for key_node, _value in node.value:
+                    if str(key_node.value) == key:
+                        return int(key_node.start_mark.line)
+            stack.extend(part for pair in node.value for part in pair)
+        elif isinstance(node, SequenceNode):
+            stack.extend(node.value)
+    return mapping.line
 
 
 def _marked_hint(exc: MarkedYAMLError, text: str) -> str | None:
