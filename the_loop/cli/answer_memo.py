@@ -53,8 +53,8 @@ import sys
 import time
 import zlib
 
-from the_loop.config.root_search import CONFIG_DIR, search
-from the_loop.io.cache_switch import caches_allowed
+from the_loop.config.project_root import CONFIG_DIR, search
+from the_loop.io.content_cache import caches_allowed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -241,8 +241,8 @@ class _Recording:
     """What one computation looked at, and why (if at all) its answer cannot be kept."""
 
     def __init__(self, root: str) -> None:
-        from the_loop.config.schema import cache_home
         from the_loop.io import clock
+        from the_loop.io.content_cache import user_cache_dir as cache_home
 
         state = os.path.join(root, CONFIG_DIR, "state")
         self.state = state

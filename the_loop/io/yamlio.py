@@ -7,8 +7,9 @@ string), which is why type errors on booleans carry a hint.
 
 ruamel.yaml is imported by the functions that need it, not with this module: it
 costs about as much as the rest of a read-only command's start-up, and a warm
-read (front matter by ``the_loop.io.flat_yaml``, the config from its cache) never
-needs it.
+read never needs it: what ruamel read from a text (front matter, by
+:func:`read_plain`; the config, by its loader) is kept in loop's one cache under
+the text's hash.
 """
 
 from __future__ import annotations
@@ -51,6 +52,41 @@ class YamlProblem:
     line: int | None
     col: int | None
     hint: str | None = None
+
+
+def read_plain(text: str) -> tuple[dict[str, Any], dict[str, int]] | None:
+    """A YAML mapping as plain data, and the 0-based line of each top-level key.
+
+    Read by ruamel once per content and kept in loop's cache, so that a later
+    read of the same text needs neither the parse nor the import. None when the
+    text is not a clean mapping (invalid, or another kind of value): the caller
+    then loads it with :func:`parse`, which says what is wrong and where.
+    """
+    from the_loop.io.content_cache import user_cache
+
+    def decode(plain: Any) -> tuple[dict[str, Any], dict[str, int]] | None:
+        if plain is None:
+            return None
+        data, lines = plain
+        if not isinstance(data, dict) or not isinstance(lines, dict):
+            raise ValueError("not a mapping")
+        return data, lines
+
+    return user_cache().by_content("yaml-mapping", text, lambda: _read_plain(text), decode=decode)
+
+
+def _read_plain(text: str) -> tuple[dict[str, Any], dict[str, int]] | None:
+    node, problem = parse(text)
+    if problem is not None or not isinstance(node, dict) or key_collisions(node):
+        return None if node is not None or problem is not None else ({}, {})
+    lines: dict[str, int] = {}
+    lc: Any = getattr(node, "lc", None)
+    for key in node:
+        try:
+            lines[str(key)] = int(lc.key(key)[0])
+        except (AttributeError, KeyError):  # a key a merge (<<: *anchor) brought in
+            continue
+    return to_plain(node), lines
 
 
 def parse(text: str, *, first_line: int = 1) -> tuple[Any, YamlProblem | None]:

@@ -9,7 +9,7 @@ few thousand characters) whatever the length of the log.
 from __future__ import annotations
 
 from the_loop.checkpoint.resets import open_resets
-from the_loop.checkpoint.state_dir import journal_exists
+from the_loop.config.state_folder import journal_exists
 from the_loop.io.templating import render
 from the_loop.tasks import TaskState
 from the_loop.workflow.answer_limits import LIST_LIMIT, capped
