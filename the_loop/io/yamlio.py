@@ -114,14 +114,66 @@ def parse(text: str, *, first_line: int = 1) -> tuple[Any, YamlProblem | None]:
     except YAMLError as exc:  # pragma: no cover - unmarked errors are rare
         return None, YamlProblem(f"invalid YAML: {exc}", first_line, None)
     except RecursionError:
-        return None, _too_deep(first_line, None)
+        return None, _too_deep(_deep_line(text, first_line), None)
     except Exception as exc:  # the YAML library's own failures on odd text
-        # ruamel raises ValueError (a date like 2001-02-30), AssertionError (an
-        # !!omap with a repeated key) and others for text it tokenized fine:
-        # a problem with the text, reported as one.
+        # ruamel raises ValueError (a date like 2001-02-30, an integer past Python's
+        # 4,300 digits), AssertionError (an !!omap with a repeated key) and others for
+        # text it tokenized fine: a problem with the text, reported as one, at the
+        # value that raised when it can be found.
         detail = str(exc).strip() or type(exc).__name__
-        return None, YamlProblem(f"cannot be read as YAML: {detail}", first_line, None)
+        line, col = _failing_value(text, first_line)
+        return None, YamlProblem(f"cannot be read as YAML: {detail}", line, col)
     return data, _size_problem(data, first_line)
+
+
+def _failing_value(text: str, first_line: int) -> tuple[int, int | None]:
+    """Where a value that fails to load sits: each scalar is built on its own.
+
+    The composed tree knows every node's position (composing builds no values);
+    the first scalar whose construction raises is the culprit. Without one, the
+    document's first line.
+    """
+    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    try:
+        yaml = round_trip()
+        root = yaml.compose(text)
+        constructor = yaml.constructor
+    except Exception:  # composing fails too: no position to give
+        return first_line, None
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ScalarNode):
+            try:
+                constructor.construct_object(node, deep=True)
+            except Exception:
+                return node.start_mark.line + first_line, node.start_mark.column + 1
+        elif isinstance(node, MappingNode):
+            stack.extend(part for pair in reversed(node.value) for part in reversed(pair))
+        elif isinstance(node, SequenceNode):
+            stack.extend(reversed(node.value))
+    return first_line, None
+
+
+def _deep_line(text: str, first_line: int) -> int:
+    """The first line nested more than ``MAX_DEPTH`` levels by indentation and ``- `` entries."""
+    indents: list[int] = []
+    for number, line in enumerate(text.split("\n")):
+        rest = line.lstrip(" ")
+        if not rest or rest.startswith("#"):
+            continue
+        indent = len(line) - len(rest)
+        while indents and indents[-1] >= indent:
+            indents.pop()
+        indents.append(indent)
+        entries = 0
+        while rest.startswith(("- ", "? ")):
+            entries += 1
+            rest = rest[2:].lstrip(" ")
+        if len(indents) + entries > MAX_DEPTH:
+            return number + first_line
+    return first_line
 
 
 MAX_DEPTH = 64  # real config and front matter nest 4 levels at most
