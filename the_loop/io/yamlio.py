@@ -472,6 +472,15 @@ def where_of(path: Path | str, root: Any, json_path: JsonPath, *, first_line: in
     return Where(path, pos[0], pos[1])
 
 
+def flow_list(values: list[str]) -> Any:
+    """A list that a round-trip dump writes on one line, ``[a, b]`` (as the templates do)."""
+    from ruamel.yaml.comments import CommentedSeq
+
+    seq = CommentedSeq(values)
+    seq.fa.set_flow_style()
+    return seq
+
+
 def dump(data: Any) -> str:
     """Serialize round-trip data back to YAML text."""
     stream = io.StringIO()
