@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -382,3 +383,26 @@ def test_two_writers_never_leave_a_torn_entry(tmp_path: Path, tasks_md: Path) ->
     assert [w.wait(timeout=120) for w in writers] == [0, 0]
     assert reads > 0 and seen <= {"a", "b"}
     assert not list(folder.glob("*.tmp"))  # every temporary file was renamed into place
+
+
+def test_a_changed_template_or_schema_is_a_new_code_stamp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Entries are keyed by loop's shipped data too: an edited template is never stale."""
+    from the_loop.io import resources
+
+    shipped = resources.resource_dir
+    copies = {}
+    for kind in ("templates", "schema"):
+        copies[kind] = tmp_path / kind
+        shutil.copytree(shipped(kind), copies[kind])
+    monkeypatch.setattr(resources, "resource_dir", lambda kind: copies.get(kind) or shipped(kind))
+    stamps = []
+    for changed in (None, "templates/log-entry.md.j2", "schema/config.schema.json"):
+        if changed is not None:
+            target = tmp_path / changed
+            target.write_text(target.read_text() + "\n")
+        monkeypatch.setattr(content_cache, "_stamp", None)
+        stamps.append(content_cache.code_stamp())
+
+    assert len(set(stamps)) == 3
