@@ -236,8 +236,9 @@ class ContentCache:
                 os.makedirs(entry.parent, mode=0o700, exist_ok=True)
             else:
                 entry.parent.mkdir(parents=True, exist_ok=True)
-            _replace(entry, _MAGIC + head + b"\n" + data)
-            _prune(entry.parent, keep=entry)
+            blob = _MAGIC + head + b"\n" + data
+            _replace(entry, blob)
+            _prune(entry.parent, keep=entry, added=len(blob))
         except Exception:  # a cache never fails a command
             # A read-only or full disk, or a folder loop may not write, only
             # costs the next run the parse.
@@ -390,11 +391,23 @@ def _replace(target: Path, data: bytes) -> None:
         raise
 
 
-def _prune(folder: Path, *, keep: Path) -> None:
+# What this process knows of each folder it stored into: [entries, bytes], an upper bound.
+_totals: dict[Path, list[int]] = {}
+
+
+def _prune(folder: Path, *, keep: Path, added: int) -> None:
     """Drop the oldest entries while the folder holds too many or too much.
 
-    It runs after a store, that is after a parse, which costs more than this walk.
+    The folder is listed on the first store of a process and again only when the
+    running totals (which count a replaced entry twice) pass a bound, so a
+    command that stores many small entries does not list the folder each time.
     """
+    totals = _totals.get(folder)
+    if totals is not None:
+        totals[0] += 1
+        totals[1] += added
+        if totals[0] <= MAX_ENTRIES and totals[1] <= MAX_BYTES:
+            return
     entries = []
     with os.scandir(folder) as found:
         for item in found:
@@ -405,8 +418,6 @@ def _prune(folder: Path, *, keep: Path) -> None:
                     continue
                 entries.append((info.st_mtime_ns, info.st_size, Path(item.path)))
     count, size = len(entries), sum(e[1] for e in entries)
-    if count <= MAX_ENTRIES and size <= MAX_BYTES:
-        return
     for _mtime, bytes_, path in sorted(entries):
         if count <= MAX_ENTRIES and size <= MAX_BYTES:
             break
@@ -414,3 +425,4 @@ def _prune(folder: Path, *, keep: Path) -> None:
             path.unlink(missing_ok=True)
             count -= 1
             size -= bytes_
+    _totals[folder] = [count, size]
