@@ -406,3 +406,27 @@ def test_a_changed_template_or_schema_is_a_new_code_stamp(
         stamps.append(content_cache.code_stamp())
 
     assert len(set(stamps)) == 3
+
+
+def test_planted_fifos_and_device_links_do_not_hang_a_command(
+    build_tree: Build, hermetic_env: Path
+) -> None:
+    """Every entry of both caches replaced by a FIFO or a link to /dev/zero: same answer."""
+    from helpers.project import process
+
+    root = item(build_tree)
+    first = process(root, "status", "3", "--json")
+    assert first.returncode == 0, first.stderr
+    planted = [*entries(cache_folder(root)), *entries(hermetic_env / ".cache" / "loop")]
+    assert len(planted) >= 4  # the answers, the config and the front matter
+    for number, entry in enumerate(planted):
+        entry.unlink()
+        if number % 2:
+            os.mkfifo(entry)
+        else:
+            entry.symlink_to("/dev/zero")
+
+    again = process(root, "status", "3", "--json", timeout=60)
+
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == first.stdout
