@@ -102,6 +102,16 @@ def user_cache() -> ContentCache:
     return ContentCache(user_cache_dir(), private=True)
 
 
+def private_folder(folder: Path) -> bool:
+    """Whether ``folder`` is a real folder of this user that no one else may write."""
+    try:
+        found = os.lstat(folder)
+    except OSError:
+        return False
+    own = not hasattr(os, "getuid") or found.st_uid == os.getuid()
+    return stat.S_ISDIR(found.st_mode) and own and not found.st_mode & 0o022
+
+
 class ContentCache:
     """Values computed from content, kept in ``folder`` (None: a cache that keeps nothing)."""
 

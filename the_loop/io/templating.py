@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from contextvars import ContextVar
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from the_loop.errors import TemplateError
@@ -63,34 +64,31 @@ def _bytecode_cache() -> Any:
     """Jinja's compiled templates, kept in loop's one cache (in the user's cache folder)."""
     import jinja2
 
-    from the_loop.io.content_cache import user_cache
+    from the_loop.io.content_cache import private_folder, user_cache, user_cache_dir
 
     class KeptBytecode(jinja2.BytecodeCache):
         """A ``BytecodeCache`` whose store is ``content_cache``: same files, switch and limits.
 
         Jinja checks the template's source checksum in the bucket itself; the
         entry's key adds loop's code stamp (its templates' sizes and times).
+        Compiled code is code: it is kept only in the user's own cache folder,
+        never in a project, and read only while that folder is private.
         """
 
         def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-            data = user_cache().load_bytes("jinja", _bucket_path(bucket), bucket.key)
-            if data is not None:
-                bucket.bytecode_from_string(data)
+            cache = user_cache()
+            if cache.enabled and private_folder(user_cache_dir()):
+                data = cache.load_bytes("jinja", Path(bucket.key), bucket.key)
+                if data is not None:
+                    bucket.bytecode_from_string(data)
 
         def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
             cache = user_cache()
             if cache.enabled:
-                cache.store_bytes(
-                    "jinja", _bucket_path(bucket), bucket.key, bucket.bytecode_to_string()
-                )
+                code = bucket.bytecode_to_string()
+                cache.store_bytes("jinja", Path(bucket.key), bucket.key, code)
 
     return KeptBytecode()
-
-
-def _bucket_path(bucket: Any) -> Any:
-    from pathlib import Path
-
-    return Path(str(bucket.key))
 
 
 def render(name: str, **context: Any) -> str:
