@@ -41,7 +41,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import fixtures
@@ -284,6 +284,36 @@ class Bench:
                         NEXT_JSON_LIMIT,
                         "bytes",
                         exit=warm.exit,
+                    )
+                )
+
+    def next_cold(self) -> None:
+        """Cold ``next --json`` (every cache off) against the plain-stdlib reader (issue 19).
+
+        The wider reader (sub-tasks, optional tasks, checkpoints, waves, phases) must stay
+        fast where plans are large: within 3x of the floor at 10k tasks and 2.5x at 100k
+        (and 4x below that, the general cold target).
+        """
+        for shape in self.options.shapes:
+            for n in self.options.sizes:
+                root = fixtures.dag_repo(self.out, shape, n)
+                item = f"bench-{n}"
+                tasks_md = root / "docs" / "specs" / item / "tasks.md"
+                floor = measure(
+                    [sys.executable, str(REFERENCE), str(tasks_md)], root, self.env, self.runs
+                )
+                cmd = [*self.loop, "next", item, "--json"]
+                cold = measure(
+                    cmd,
+                    root,
+                    self.cold_env,
+                    self.runs,
+                    before=lambda root=root: clear_loop_cache(root),  # type: ignore[misc]
+                )
+                target = 2.5 if n >= 100_000 else 3.0 if n >= 10_000 else 4.0
+                self.add(
+                    self._ratio(
+                        "next --json", shape, f"{n:,}", "cold", cold, floor, target, "reference"
                     )
                 )
 
@@ -667,7 +697,7 @@ def parse_options(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--only",
         nargs="+",
-        choices=("startup", "dag", "all", "commit", "log-length", "append", "hooks"),
+        choices=("startup", "dag", "next-cold", "all", "commit", "log-length", "append", "hooks"),
         help="run only these cases",
     )
     parser.add_argument("--all-items", type=int, default=200)
@@ -722,6 +752,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cases = {
         "startup": bench.startup,
         "dag": bench.dag,
+        "next-cold": bench.next_cold,
         "all": bench.check_all,
         "commit": bench.commit,
         "log-length": bench.log_length,

@@ -41,6 +41,7 @@ class ItemStatus:
     tick_problems: tuple[TickProblem, ...] = ()
     tasks_path: str = ""
     skipped_resets: int = 0  # resets the session went on without (closed as skipped)
+    format: str = "the-loop"  # the item's format: the-loop | kiro | spec-kit
 
     def to_json(self, limit: int | None = LIST_LIMIT) -> dict[str, object]:
         """The JSON answer; ``ready`` and ``inProgress`` hold at most ``limit`` ids (None: all)."""
@@ -58,6 +59,7 @@ class ItemStatus:
             "item": self.id,
             "title": self.title,
             "path": self.path,
+            "format": self.format,
             "phase": self.phase.to_json(),
             "artifacts": self.artifacts,
             "tasks": tasks,
@@ -110,6 +112,7 @@ def item_status(report: ItemReport) -> ItemStatus:
         tick_problems=report.tick_problems,
         tasks_path=relative(report.item.artifacts["tasks"].path, root),
         skipped_resets=_skipped_resets(root, report.id),
+        format=report.item.format,
     )
 
 
