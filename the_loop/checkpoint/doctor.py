@@ -19,7 +19,7 @@ from pathlib import Path
 from the_loop.checkpoint import resets
 from the_loop.checkpoint import transaction as checkpoint
 from the_loop.checkpoint.lock import project_lock
-from the_loop.checkpoint.state_dir import set_aside, state_dir
+from the_loop.config.state_folder import set_aside, state_dir
 from the_loop.errors import LoopError
 
 

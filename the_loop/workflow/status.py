@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from the_loop.checkpoint.state_dir import journal_exists, resets_exist
+from the_loop.config.state_folder import journal_exists, resets_exist
 from the_loop.findings import counts
 from the_loop.log.execution_log import LogEntry
 from the_loop.spec.items import CHAIN
