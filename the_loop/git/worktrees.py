@@ -272,6 +272,11 @@ def landed_paths(root: Path) -> tuple[str, ...]:
     return tuple(p for p in out.split("\0") if p)
 
 
+def diff_since(path: Path, base: str) -> str:
+    """The branch at ``path``'s own change since it left ``base`` (``base...HEAD``)."""
+    return _run(_open(path), "diff", f"{base}...HEAD", what="diff")
+
+
 def tree_of(root: Path, commit: str) -> str:
     """The tree id of ``commit``."""
     return str(_open(root).commit(commit).tree.hexsha)
