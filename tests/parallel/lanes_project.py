@@ -101,6 +101,8 @@ def leftovers(root: Path) -> dict[str, Any]:
     listed = git(root, "worktree", "list", "--porcelain")
     return {
         "worktrees": listed.count("worktree ") - 1,
-        "branches": git(root, "branch", "--list", "loop/*").split(),
+        "branches": git(
+            root, "for-each-ref", "--format=%(refname:short)", "refs/heads/loop/"
+        ).split(),
         "leases": sorted(p.name for p in (root / ".the-loop/state/leases").rglob("*.json")),
     }
