@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 from driver.driver_project import alive, loop_process, spawn_loop, task_commits, wait_for
@@ -38,6 +39,13 @@ def _four() -> tuple[TaskSpec, ...]:
     return tuple(TaskSpec(str(n), f"part {n}", test=f"test -f out/t{n}.txt") for n in (1, 2, 3, 4))
 
 
+def _status(root: Path) -> dict[str, Any]:
+    done = loop_process(root, "status", "7", "--json")
+    assert done.returncode == 0, done.stderr
+    data: dict[str, Any] = json.loads(done.stdout)
+    return data
+
+
 def _started(log: Path, count: int) -> bool:
     return len(agent_runs(log)) >= count
 
@@ -55,6 +63,11 @@ def test_a_stopped_run_then_a_rerun_lands_every_task_once(
     run = spawn_loop(root, "execute-tasks", "7", "--agent", "command", "--parallel", "2")
     wait_for(lambda: _started(log, 2), timeout=60, what="two lanes' agents")
     pids = [r["pid"] for r in agent_runs(log)]
+    if how == "ctrl-c":  # while the run is on, status shows its lanes
+        wait_for(lambda: _status(root)["parallelRun"] is not None, timeout=30, what="run state")
+        shown = _status(root)["parallelRun"]
+        assert shown == {"running": {"1": 1, "2": 2}, "queued": []}
+        assert "running: 1 (lane 1), 2 (lane 2)" in loop_process(root, "status", "7").stdout
     run.send_signal(signal.SIGINT if how == "ctrl-c" else signal.SIGKILL)
     out, err = run.communicate(timeout=60)
     wait_for(lambda: not any(alive(pid) for pid in pids), timeout=15, what="agents to stop")

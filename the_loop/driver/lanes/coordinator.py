@@ -31,6 +31,8 @@ from typing import Any
 from the_loop.checkpoint import leases, resets
 from the_loop.checkpoint import transaction as checkpoint
 from the_loop.checkpoint.lock import project_lock
+from the_loop.checkpoint.run_state import RunState
+from the_loop.checkpoint.run_state import load as load_state
 from the_loop.driver.agent_choice import choose_kind, make_agent
 from the_loop.driver.checkpoints import stop_note
 from the_loop.driver.events import (
@@ -47,8 +49,6 @@ from the_loop.driver.lanes.attempt import Attempt, AttemptResult, Executor, Test
 from the_loop.driver.lanes.lane import LaneSetup, lane_preface, worktree_path
 from the_loop.driver.lanes.local import LocalExecutor
 from the_loop.driver.lanes.merge_queue import MergeQueue
-from the_loop.driver.lanes.run_state import RunState
-from the_loop.driver.lanes.run_state import load as load_state
 from the_loop.driver.lanes.scheduler import pick, predicted_paths
 from the_loop.driver.run import DriveOptions, agent_environment
 from the_loop.errors import GitError, LoopError, RefusedError, UsageError

@@ -23,12 +23,12 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from the_loop.checkpoint.run_state import RunState
 from the_loop.checkpoint.transaction import Outcome
 from the_loop.driver.checkpoints import finish_task
 from the_loop.driver.interrupts import sheltered
 from the_loop.driver.lanes.attempt import AttemptResult
 from the_loop.driver.lanes.lane import run_test_in, worktree_path
-from the_loop.driver.lanes.run_state import RunState
 from the_loop.errors import LoopError
 from the_loop.git import worktrees
 from the_loop.spec.project import ItemContext
