@@ -250,6 +250,16 @@ def rebase_onto(path: Path, onto: str) -> Rebased:
     return Rebased(True, repo.head.commit.hexsha)
 
 
+def settle(path: Path) -> bool:
+    """Abort a rebase a killed run left in progress in the worktree at ``path``; True if one was."""
+    repo = _open(path)
+    git_dir = Path(repo.git_dir)
+    if (git_dir / "rebase-merge").exists() or (git_dir / "rebase-apply").exists():
+        _run(repo, "rebase", "--abort", what="aborting a rebase left in progress")
+        return True
+    return False
+
+
 def land(root: Path, commit: str) -> None:
     """Move the checkout at ``root`` from its HEAD to ``commit``'s tree (index and files).
 

@@ -250,6 +250,7 @@ class _Coordinator:
         self._put_back_landing()
         report = fresh_report(self.ctx)
         self._sweep_finished(report)
+        self._close_open_resets()
         if report.phase.recorded not in ("implementation", "needs-review", "complete"):
             from the_loop.workflow.phase_crossing import cross
 
@@ -261,6 +262,12 @@ class _Coordinator:
                 )
             if crossing is not None and crossing.outcome is not None:
                 self._checkpointed(crossing.outcome, None, "phase", None)
+
+    def _close_open_resets(self) -> None:
+        """Resets left open by earlier checkpoints: every lane starts a new session anyway."""
+        with project_lock(self.root):
+            for record in resets.open_resets(self.root, self.item):
+                resets.close(self.root, record, "completed", note=_BY_CONSTRUCTION)
 
     def _put_back_landing(self) -> None:
         """A killed run's landing whose checkpoint never happened: the files go back."""

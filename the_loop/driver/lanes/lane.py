@@ -113,6 +113,7 @@ class _Lane:
         """Make (or reuse) the worktree; True when it is new and starts at the base."""
         attempt = self.attempt
         if self.path.exists() and (self.path / ".git").exists():
+            worktrees.settle(self.path)  # a rebase the queue of a killed run left half-done
             return False
         if self.path.exists():  # a folder git no longer knows: start it again
             worktrees.prune_worktrees(self.setup.root)
