@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from driver.driver_project import events, loop_process, task_commits
+from driver.driver_project import events, loop_process, schema_errors, task_commits
 from helpers.project import ITEM_DIR, git
 from lanes_project import (
     WRITE_OWN,
@@ -45,6 +45,7 @@ def test_twelve_tasks_in_four_lanes_land_one_commit_each(tmp_path: Path) -> None
     assert len({r["session"] for r in ran}) == 12
     assert {r["lane"] for r in ran} <= {"1", "2", "3", "4"} and len({r["lane"] for r in ran}) > 1
     seen = events(done.stdout)
+    assert [error for e in seen for error in schema_errors(e)] == []
     merges = [e for e in seen if e["event"] == "merge" and e["result"] == "landed"]
     assert len(merges) == 12
     started = [e for e in seen if e["event"] == "task-started"]
