@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from driver.driver_project import events, loop_process, schema_errors, task_commits
 from helpers.project import ITEM_DIR, git
 from lanes_project import (
@@ -16,6 +17,8 @@ from lanes_project import (
     leftovers,
     twelve,
 )
+
+pytestmark = pytest.mark.slow  # real loop runs end to end: ten seconds and more
 
 TASKS = f"{ITEM_DIR}/tasks.md"
 LOG = f"{ITEM_DIR}/execution-log.md"

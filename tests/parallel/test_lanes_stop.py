@@ -20,6 +20,8 @@ from lanes_project import (
     leftovers,
 )
 
+pytestmark = pytest.mark.slow  # real loop runs end to end: ten seconds and more
+
 TASKS = f"{ITEM_DIR}/tasks.md"
 LOG = f"{ITEM_DIR}/execution-log.md"
 

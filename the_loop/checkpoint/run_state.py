@@ -93,13 +93,27 @@ class RunState:
         *,
         lanes: list[dict[str, Any]] | None = None,
         queue: list[str] | None = None,
+        now: bool = False,
         **fields: Any,
     ) -> None:
-        """Write the state (atomically), with what changed."""
+        """Record what changed; written at the next ``flush`` (at once with ``now``).
+
+        Each write is atomic and durable (two fsyncs): the coordinator flushes once per
+        turn of its loop, and writes at once only what a rerun needs (the landing).
+        """
         if lanes is not None:
             self.data["lanes"] = lanes
         if queue is not None:
             self.data["queue"] = queue
         self.data.update(fields)
+        self._dirty = True
+        if now:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the state if it changed since the last write."""
+        if not getattr(self, "_dirty", False):
+            return
         self.data["updated"] = time.time()
         write_json(state_dir(self.root, create=True) / FOLDER / f"{self.item}.json", self.data)
+        self._dirty = False

@@ -179,6 +179,7 @@ class _Coordinator:
         self.runs = 0
         self.tokens_peak: int | None = None
         self.last_beat = time.monotonic()
+        self.landed: list[Attempt] = []  # landed tasks whose worktree and branch are to go
 
     # ---------------------------------------------------------------- the run
 
@@ -192,8 +193,9 @@ class _Coordinator:
             self._stop_lanes()
             status, reason = "failed", exc.render()
         finally:
+            self._tidy_quietly()
             self._release_all()
-            self.state.save(active=False, lanes=[], queue=self.queue.ids())
+            self.state.save(active=False, lanes=[], queue=self.queue.ids(), now=True)
         summary = RunSummary(
             item=self.item,
             agent=self.kind.value,
@@ -220,6 +222,7 @@ class _Coordinator:
             report = fresh_report(self.ctx)
             done, total = report.counts
             if total and done == total and not self.lanes:
+                self._tidy(every=True)
                 return "done", f"all {total} tasks done"
             if not self.failed and not self._limit_reached():
                 self._fill(report)
@@ -232,11 +235,15 @@ class _Coordinator:
                     f"no task of {self.item} is ready and none is running",
                     hint=f"`loop next {self.item}` and `loop check {self.item}` say why",
                 )
-            for result in self.executor.wait(_WAIT):
+            # With a branch to land, look at the lanes without waiting for one.
+            for result in self.executor.wait(0 if self.queue.waiting else _WAIT):
                 self._finished(result)
             self._heartbeat()
             if self.queue.waiting:
                 self._land_one()
+            elif self.landed:
+                self._tidy()
+            self.state.flush()
 
     def _limit_reached(self) -> bool:
         limit = self.options.max_tasks
@@ -304,8 +311,10 @@ class _Coordinator:
 
     # ---------------------------------------------------------------- lanes
 
-    def _busy(self) -> dict[str, frozenset[str]]:
-        return {a.task: predicted_paths(self._task(a.task)) for a in self.lanes.values()}
+    def _busy(self, report: ItemReport) -> dict[str, frozenset[str]]:
+        """The tasks running or queued, with the files their text names."""
+        assert report.dag is not None
+        return {a.task: predicted_paths(report.dag.task(a.task)) for a in self.lanes.values()}
 
     def _task(self, task_id: str) -> Task:
         report = fresh_report(self.ctx)
@@ -317,7 +326,7 @@ class _Coordinator:
             return
         skip = set(self.failed) | {t.id for t in _tasks(report) if t.state is TaskState.DONE}
         while len(self.lanes) < self.parallel:
-            task_id, _held = pick(report.dag, self._busy(), skip)
+            task_id, _held = pick(report.dag, self._busy(report), skip)
             if task_id is None:
                 return
             if not self._start(report, report.dag.task(task_id)):
@@ -368,6 +377,7 @@ class _Coordinator:
         self.executor.start(attempt)
         self.state.task(task.id, state="running", lane=lane, attempts=attempt_no)
         self._save()
+        self.state.flush()  # `loop status` shows the lane from its first second
         self.listener(
             TaskStarted(
                 task=task.id,
@@ -419,7 +429,7 @@ class _Coordinator:
             )
             self._checkpointed(outcome, attempt.task, "task", attempt.lane)
             self._close_reset(outcome)
-            self._cleanup(attempt, delete_branch=True)
+            self.landed.append(attempt)  # removed once nothing waits to land (_tidy)
             self.done.append(attempt.task)
             self.state.task(attempt.task, state="merged", merge=row.merge, seconds=row.seconds)
             self._save()
@@ -497,6 +507,19 @@ class _Coordinator:
         if lease is not None:
             leases.release(self.root, lease)
 
+    def _tidy(self, *, every: bool = False) -> None:
+        """Remove a landed task's worktree, branch, lease and reset record (all: ``every``).
+
+        Done while nothing waits in the queue: the next landing (and the lanes its
+        dependents wait for) comes first. A run killed before leaves them for the next
+        run's sweep (``_sweep_finished``).
+        """
+        while self.landed:
+            attempt = self.landed.pop(0)
+            self._cleanup(attempt, delete_branch=True)
+            if not every:
+                return
+
     def _close_reset(self, outcome: checkpoint.Outcome) -> None:
         record = outcome.record
         if record is None:
@@ -537,6 +560,13 @@ class _Coordinator:
         for result in results:
             self._drop_lane(result.attempt)
         return results
+
+    def _tidy_quietly(self) -> None:
+        """Whatever landed and is not tidied yet (a failing run ends here too)."""
+        try:
+            self._tidy(every=True)
+        except LoopError:
+            pass  # the next run's sweep removes what is left
 
     def _release_all(self) -> None:
         held = list(self.held.values())

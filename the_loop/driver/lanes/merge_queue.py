@@ -127,7 +127,7 @@ class MergeQueue:
     ) -> Verdict:
         attempt = result.attempt
         with sheltered():
-            self.state.save(landing={"task": attempt.task, "commit": commit})
+            self.state.save(landing={"task": attempt.task, "commit": commit}, now=True)
             worktrees.land(self.root, commit)
             try:
                 outcome = finish_task(
@@ -143,13 +143,14 @@ class MergeQueue:
                 )
             except LoopError as exc:
                 worktrees.unland(self.root, commit)
-                self.state.save(landing=None)
+                self.state.save(landing=None, now=True)
                 return Verdict(
                     "evicted",
                     f"its checkpoint could not be made: {exc.message}",
                     f"The checkpoint commit on the integration branch failed:\n```\n"
                     f"{_tail(exc.render())}\n```",
                 )
+            # A stale landing of a task that is done is ignored by a rerun: no need to hurry.
             self.state.save(landing=None)
         return Verdict("landed", f"landed as {outcome.commit or 'no commit'}", outcome=outcome)
 
