@@ -102,3 +102,33 @@ def test_a_same_line_conflict_evicts_one_task_which_reruns_from_the_new_head(
     table = {row["task"]: row for row in seen[-1]["table"]}
     assert table[loser]["attempts"] == 2 and table[loser]["merge"].startswith("landed after 1")
     assert leftovers(root) == {"worktrees": 0, "branches": [], "leases": []}
+
+
+def test_setup_runs_in_each_worktree_and_a_failing_merge_check_stops_the_task(
+    tmp_path: Path,
+) -> None:
+    tasks = (
+        TaskSpec("1", "kept", test="test -f out/t1.txt"),
+        TaskSpec("2", "refused by the suite", test="test -f out/t2.txt"),
+    )
+    body = "assert pathlib.Path('setup-ran').exists(), 'parallel.setup did not run'\n" + WRITE_OWN
+    extra = 'parallel:\n  setup: "touch setup-ran"\n  mergeCheck: "test ! -f out/t2.txt"\n'
+    root = lane_project(tmp_path / "p", tasks, body, max_attempts=2, extra=extra)
+    done = loop_process(
+        root, "execute-tasks", "7", "--agent", "command", "--parallel", "2", "--json"
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    seen = events(done.stdout)
+    verdicts = [(e["task"], e["result"]) for e in seen if e["event"] == "merge"]
+    assert ("1", "landed") in verdicts
+    assert [v for v in verdicts if v[0] == "2"] == [("2", "evicted"), ("2", "evicted")]
+    failed = [e for e in seen if e["event"] == "task-failed"]
+    assert [e["task"] for e in failed] == ["2"]
+    assert "evicted 2 time(s) (agent.maxAttempts)" in failed[0]["reason"]
+    assert "parallel.mergeCheck" in failed[0]["reason"]
+    assert task_commits(root) == {"1": 1}
+    assert "refused by the suite" not in git(root, "log", "--format=%s")
+    # the stop entry names the task and why; the branch is gone, nothing else is left
+    assert "run stopped during task 2" in (root / LOG).read_text()
+    assert leftovers(root) == {"worktrees": 0, "branches": [], "leases": []}
+    assert not (root / "setup-ran").exists()  # made in the worktrees, never merged

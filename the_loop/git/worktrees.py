@@ -200,6 +200,31 @@ def changed_paths(path: Path, base: str) -> tuple[str, ...]:
     return tuple(sorted(changed))
 
 
+_SETUP_FILES = "loop-setup-files"  # in the worktree's own git dir: what parallel.setup made
+
+
+def record_setup_files(path: Path) -> tuple[str, ...]:
+    """Remember the untracked files at ``path`` now (right after ``parallel.setup``).
+
+    They are the worktree's environment, not the task's work: ``squash_work`` leaves
+    them out of the lane's commit. Kept in the worktree's git dir, so a rerun that
+    reuses the worktree still knows them.
+    """
+    repo = _open(path)
+    out = _run(repo, "ls-files", "-z", "--others", "--exclude-standard", what="listing files")
+    made = tuple(p for p in out.split("\0") if p)
+    (Path(repo.git_dir) / _SETUP_FILES).write_text("".join(f"{p}\0" for p in made))
+    return made
+
+
+def _setup_files(repo: Repo) -> list[str]:
+    try:
+        text = (Path(repo.git_dir) / _SETUP_FILES).read_text()
+    except FileNotFoundError:
+        return []
+    return [p for p in text.split("\0") if p]
+
+
 def squash_work(
     path: Path, base: str, message: str, *, loop_owned: tuple[str, ...]
 ) -> tuple[str | None, tuple[str, ...]]:
@@ -207,11 +232,17 @@ def squash_work(
 
     Commits the agent made itself are folded in. ``loop_owned`` paths (repository
     relative) are put back as ``base`` has them: only loop writes ``tasks.md`` and
-    the execution log, on the integration branch. None when nothing is left to commit.
+    the execution log, on the integration branch. Files ``parallel.setup`` made
+    (``record_setup_files``) stay out. None when nothing is left to commit.
     """
     repo = _open(path)
     _run(repo, "reset", "--quiet", "--soft", base, what="folding the lane's commits")
     _run(repo, "add", "-A", what="staging the lane's work")
+    environment = _setup_files(repo)
+    if environment:
+        _run(
+            repo, "reset", "--quiet", "--", *environment, what="leaving out parallel.setup's files"
+        )
     staged = _run(repo, "diff", "--cached", "--name-only", "-z", what="diff").split("\0")
     dropped = tuple(p for p in loop_owned if p in staged)
     for owned in dropped:

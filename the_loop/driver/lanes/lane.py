@@ -134,6 +134,7 @@ class _Lane:
                     f"parallel.setup `{self.setup.setup}` exited {done.returncode} in "
                     f"{self.path}: " + " / ".join(tail)
                 )
+            worktrees.record_setup_files(self.path)
         return head == attempt.base
 
     def _recovered(self, fresh: bool) -> AttemptResult | None:
