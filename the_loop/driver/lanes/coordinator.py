@@ -22,6 +22,7 @@ executor) only run agents in their worktrees. The loop:
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
 from collections.abc import Callable
@@ -344,6 +345,18 @@ class _Coordinator:
             self.failed[task.id] = exc.message
             return False
         self.held[task.id] = taken.lease
+        if taken.reclaimed is not None:
+            dead = taken.reclaimed
+            self.listener(
+                Merged(
+                    task.id,
+                    lane,
+                    attempt_no,
+                    "warning",
+                    f"reclaimed the lease of task {task.id} from a run that died "
+                    f"(pid {dead.pid} on {dead.host}, lane {dead.lane})",
+                )
+            )
         test = None
         if test_command(task) is not None:
             planned = plan_test(report, task)
@@ -370,14 +383,13 @@ class _Coordinator:
         )
         path = worktree_path(self.root, self.item, task.id)
         text = lane_preface(attempt, path) + brief(report, action)
-        attempt = Attempt(**{**attempt.__dict__, "brief": text})
+        attempt = dataclasses.replace(attempt, brief=text)
         row.attempts = attempt_no
         row.lane = lane
         self.lanes[lane] = attempt
         self.executor.start(attempt)
         self.state.task(task.id, state="running", lane=lane, attempts=attempt_no)
-        self._save()
-        self.state.flush()  # `loop status` shows the lane from its first second
+        self._save()  # written at the end of this turn of the loop: a fraction of a second
         self.listener(
             TaskStarted(
                 task=task.id,
