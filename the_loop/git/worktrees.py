@@ -30,7 +30,15 @@ if TYPE_CHECKING:
     from git import Repo
 
 BRANCH_PREFIX = "loop/"
-_QUIET_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true"}
+# No prompts, no editor; and no automatic gc: lanes run git side by side in one
+# repository, and an auto gc packing refs under one of them would race the others.
+_QUIET_ENV = {
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_EDITOR": "true",
+    "GIT_CONFIG_COUNT": "1",
+    "GIT_CONFIG_KEY_0": "gc.auto",
+    "GIT_CONFIG_VALUE_0": "0",
+}
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,9 @@ class AttemptResult:
     ``outcome``: ``ready`` (its test passed in the lane; ``head`` is the one commit
     of its work on ``base``, or ``base`` when it changed nothing), ``failed`` (every
     run failed or left the test failing; ``detail`` says why), ``interrupted``
-    (stopped by Ctrl-C; ``head`` holds its work so far, committed on the branch).
+    (stopped by Ctrl-C; ``head`` holds its work so far, committed on the branch),
+    ``broken`` (the lane itself failed: a git error, a setup that failed; the attempt
+    counts, and the task is tried again from a new worktree).
     """
 
     attempt: Attempt

@@ -422,6 +422,17 @@ class _Coordinator:
             self._save()
             return
         self._drop_lane(attempt)
+        if result.outcome == "broken" and attempt.attempt < self.settings.max_attempts:
+            # The lane failed, not the agent: a fresh worktree from the new head next time.
+            self.evictions.setdefault(attempt.task, []).append(
+                f"attempt {attempt.attempt} broke: {result.detail}"
+            )
+            self._cleanup(attempt, delete_branch=False)
+            self.state.task(attempt.task, state="evicted", merge=result.detail)
+            self.listener(
+                Merged(attempt.task, attempt.lane, attempt.attempt, "evicted", result.detail)
+            )
+            return
         self._give_up(attempt.task, attempt, result.detail, result.runs)
 
     def _land_one(self) -> None:

@@ -89,7 +89,7 @@ class LocalExecutor:
 def _broken(attempt: Attempt, reason: str, started: float) -> AttemptResult:
     return AttemptResult(
         attempt=attempt,
-        outcome="failed",
+        outcome="broken",
         head=None,
         detail=reason,
         seconds=round(time.monotonic() - started, 3),
