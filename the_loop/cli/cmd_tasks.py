@@ -308,8 +308,10 @@ def execute_tasks(
     from the_loop.spec.project import open_item
     from the_loop.workflow.execute_tasks import execute_step
 
-    if agent is None and (max_tasks is not None or until is not None or parallel > 1):
-        raise UsageError("--max-tasks, --until and --parallel go with --agent")
+    if agent is None and (max_tasks is not None or until is not None):
+        raise UsageError("--max-tasks and --until go with --agent")
+    if agent is None and parallel > 1:
+        raise UsageError("--parallel goes with --agent: loop runs the lanes' agents itself")
     ctx = open_item(env.root, item_ref, cwd=env.cwd)
     if agent is not None:
         as_json = wants_json(env, json_output)
