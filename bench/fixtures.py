@@ -146,17 +146,28 @@ def all_item(k: int) -> str:
 
 
 def commit_repo(
-    out: Path, files: int = 20_000, tasks: int = 300, seed: int = 7, need: int = 0
+    out: Path,
+    files: int = 20_000,
+    tasks: int = 300,
+    seed: int = 7,
+    need: int = 0,
+    log_entries: int = 0,
 ) -> Path:
-    """The git repository for ``task done``; rebuilt when fewer than ``need`` tasks are open."""
-    name = f"commit-f{files}-t{tasks}-s{seed}"
+    """The git repository for ``task done``; rebuilt when fewer than ``need`` tasks are open.
+
+    ``log_entries``: interim checkpoint entries written into the execution log
+    (and committed) before the first ``task done``, for the log-length case.
+    """
+    name = f"commit-f{files}-t{tasks}-s{seed}" + (f"-l{log_entries}" if log_entries else "")
     params: dict[str, object] = {"kind": "commit", "files": files, "tasks": tasks, "seed": seed}
+    if log_entries:
+        params["log_entries"] = log_entries
     root = out / "repos" / name
     if root.is_dir() and len(open_tasks(root)) < need:
         (out / "repos" / f"{name}.json").unlink(missing_ok=True)
 
     def build(folder: Path) -> None:
-        _build_commit_repo(out, folder, files, tasks, seed)
+        _build_commit_repo(out, folder, files, tasks, seed, log_entries)
 
     root = _cached(out, name, params, build)
     if len(open_tasks(root)) < need:
@@ -178,7 +189,9 @@ def source_file(k: int) -> str:
     return f"src/pkg{k // 100:04d}/mod{k % 100:03d}.py"
 
 
-def _build_commit_repo(out: Path, root: Path, files: int, tasks: int, seed: int) -> None:
+def _build_commit_repo(
+    out: Path, root: Path, files: int, tasks: int, seed: int, log_entries: int = 0
+) -> None:
     for k in range(files):
         path = root / source_file(k)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -204,9 +217,37 @@ def _build_commit_repo(out: Path, root: Path, files: int, tasks: int, seed: int)
     # Enters implementation: a checkpoint commit, then the phase-boundary reset.
     _run([*loop, "execute-tasks", COMMIT_ITEM, "--session", "bench"], root, child_env)
     _run([*loop, "reset", "confirm", COMMIT_ITEM, "--session", "bench-2"], root, child_env)
+    if log_entries:
+        _grow_log(root / "docs" / "specs" / COMMIT_ITEM / "execution-log.md", log_entries)
+        _run([*git, "add", "-A"], root, child_env)
+        _run([*git, "commit", "-q", "-m", f"bench: {log_entries} log entries"], root, child_env)
     status = _run([*git, "status", "--porcelain"], root, child_env)
     if status.strip():
         raise SystemExit(f"bench: the commit repository is not clean after set-up:\n{status}")
+
+
+def _grow_log(log: Path, entries: int) -> None:
+    """Append ``entries`` interim checkpoint entries, as a long-running item collects them.
+
+    Each has loop's own fields and a WIP line naming a checkpoint commit, like the
+    entries ``loop checkpoint --mid-task`` writes; none records a task as done, so
+    the tasks ``task done`` finishes in the timed runs are still open.
+    """
+    with log.open("a", encoding="utf-8") as handle:
+        for k in range(entries):
+            day, minute = divmod(k, 1440)
+            hour, minute = divmod(minute, 60)
+            stamp = f"2027-{1 + day // 28 % 12:02d}-{1 + day % 28:02d}T{hour:02d}:{minute:02d}Z"
+            handle.write(
+                f"\n### {stamp} — interim checkpoint during task 1\n\n"
+                "- **Phase:** implementation\n"
+                f"- **Did:** step {k} of the long task\n"
+                "- **Checkpoint/tests:** not run\n"
+                "- **Next:** continue task 1 from this interim checkpoint\n"
+                "- **Context:** none — the window is not under pressure\n"
+                "- **Blockers:** none\n"
+                f"- **WIP:** committed with this entry (Loop-Checkpoint: bench-{k:06d})\n"
+            )
 
 
 HOOK_ITEM = "item-001"

@@ -13,16 +13,17 @@ target beside the ratio:
 - ``startup``: ``loop --version`` against ``python -c pass``;
 - ``dag``: ``next --json``, ``check``, ``status``, ``graph --json`` against
   ``bench/reference.py`` on the same tasks.md, per shape and size, warm (loop's
-  caches filled by the warm-up: the answer is the kept one), parsed (kept answers
-  removed before each run, the parse cache warm; information only, not with
-  ``--quick``) and cold (``LOOP_NO_CACHE=1`` and every cache removed before each
-  run); also the byte size of ``next --json``;
+  parse cache filled by the warm-up) and cold (``LOOP_NO_CACHE=1`` and every cache
+  removed before each run); also the byte size of ``next --json``;
 - ``all``: ``check --all`` over 200 items of 50 tasks against one item's ``check``;
 - ``hooks``: ``loop hook PostToolUse`` (after every tool call) and ``loop hook
   SessionStart`` (the resume brief) in a 50-item project, against ``loop --version``;
 - ``commit``: ``task done`` on a 20,000-file repository against ``git add -A &&
   git commit`` of an equivalent change (a source file edited, the task ticked,
-  a log entry appended), and how many git processes one ``task done`` starts.
+  a log entry appended), and how many git processes one ``task done`` starts;
+- ``log-length``: ``task done`` on that repository with a 100,000-entry execution
+  log against the same with 10 entries, and loop's own part of it (the git floor
+  of each side taken off);
 
 Results go to stdout (markdown) and OUT/results.json. Fixtures are built once and
 cached under OUT/repos/ (see fixtures.py).
@@ -40,7 +41,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import fixtures
@@ -192,11 +193,6 @@ def measure_stdin(
     return Cell.of(samples)
 
 
-def clear_kept_answers(root: Path) -> None:
-    """Remove loop's kept answers only: the parse cache stays (the first call after a change)."""
-    shutil.rmtree(root / ".the-loop" / "state" / "cache" / "answers", ignore_errors=True)
-
-
 def clear_loop_cache(root: Path) -> None:
     """Remove loop's parse cache (anything named ``*cache*`` in its state folder)."""
     state = root / ".the-loop" / "state"
@@ -344,12 +340,6 @@ class Bench:
             cmd = [*self.loop, args[0], item, *args[1:]]
             warm = measure(cmd, root, self.env, self.runs)
             self.add(self._ratio(name, shape, f"{n:,}", "warm", warm, floor, 2.0, "reference"))
-            if not self.options.quick:
-                parsed = measure(
-                    cmd, root, self.env, self.runs, before=lambda: clear_kept_answers(root)
-                )
-                row = self._ratio(name, shape, f"{n:,}", "parsed", parsed, floor, 2.0, "reference")
-                self.add(replace(row, limit=None))
             cold = measure(
                 cmd, root, self.cold_env, self.runs, before=lambda: clear_loop_cache(root)
             )
@@ -504,6 +494,106 @@ class Bench:
             )
         )
 
+    # --- task done at any log length ---------------------------------------------------
+
+    def log_length(self) -> None:
+        """``task done`` with a 100k-entry execution log against one with 10, same run.
+
+        Two copies of the commit repository that differ only in the log's length
+        (``--log-entries`` interim entries, committed); the timed runs interleave.
+        The git floor (``git add -A && git commit`` of the same change) is timed
+        on both too: git hashes the whole log file into the commit, a cost that
+        grows with the log whatever loop does, so the row ``loop's own part``
+        subtracts it from both sides.
+        """
+        runs = self.runs
+        files, tasks = self.options.commit_files, self.options.commit_tasks
+        need = (runs + 1) * 2 + 1
+        long_entries = self.options.log_entries
+        roots = {
+            entries: fixtures.commit_repo(self.out, files, tasks, need=need, log_entries=entries)
+            for entries in (10, long_entries)
+        }
+        counters = dict.fromkeys(roots, 0)
+
+        def change(entries: int) -> tuple[Path, str]:
+            root = roots[entries]
+            counters[entries] += 1
+            path = root / fixtures.source_file(counters[entries] * 37 % files)
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(f"# bench edit {time.time_ns()}\n")
+            return root, fixtures.open_tasks(root)[0]
+
+        def loop_done(entries: int) -> Sample:
+            root, task = change(entries)
+            return run_once(self._task_done(task), root, self.env)
+
+        def git_commit(entries: int) -> Sample:
+            root, task = change(entries)
+            _tick_and_log(root, task)
+            message = f"chore({fixtures.COMMIT_ITEM}): task {task}"
+            return run_once(
+                ["sh", "-c", 'git add -A && git commit -q -m "$0"', message], root, self.env
+            )
+
+        samples: dict[str, list[Sample]] = {
+            "short": [],
+            "long": [],
+            "git-short": [],
+            "git-long": [],
+        }
+        for k in range(runs + 1):  # interleaved, so drift hits both sides alike
+            taken = {
+                "short": loop_done(10),
+                "long": loop_done(long_entries),
+                "git-short": git_commit(10),
+                "git-long": git_commit(long_entries),
+            }
+            if k:
+                for name, sample in taken.items():
+                    samples[name].append(sample)
+        cells = {name: Cell.of(found) for name, found in samples.items()}
+        size = f"{long_entries:,} entries"
+        where = f"{files:,} files"
+        self.add(
+            self._ratio(
+                "task done, long log",
+                where,
+                size,
+                "",
+                cells["long"],
+                cells["short"],
+                1.5,
+                "10 entries",
+            )
+        )
+        own_long = replace(cells["long"], cpu=cells["long"].cpu - cells["git-long"].cpu)
+        own_short = replace(cells["short"], cpu=cells["short"].cpu - cells["git-short"].cpu)
+        self.add(
+            self._ratio(
+                "task done, long log: loop's own part",
+                where,
+                size,
+                "",
+                own_long,
+                own_short,
+                1.5,
+                "10 entries, git floor off both",
+            )
+        )
+        self.add(
+            self._ratio(
+                "git add+commit, long log",
+                where,
+                size,
+                "",
+                cells["git-long"],
+                cells["git-short"],
+                None,
+                "10 entries",
+            )
+        )
+
     # --- appending to a long log -----------------------------------------------------
 
     def append(self) -> None:
@@ -537,7 +627,7 @@ class Bench:
         mode: str,
         loop: Cell,
         floor: Cell,
-        limit: float,
+        limit: float | None,
         floor_name: str,
     ) -> Row:
         return Row(
@@ -649,13 +739,14 @@ def parse_options(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--only",
         nargs="+",
-        choices=("startup", "dag", "all", "commit", "append", "hooks", "parallel"),
+        choices=("startup", "dag", "all", "commit", "log-length", "append", "hooks", "parallel"),
         help="run only these cases",
     )
     parser.add_argument("--all-items", type=int, default=200)
     parser.add_argument("--all-tasks", type=int, default=50)
     parser.add_argument("--commit-files", type=int, default=20_000)
     parser.add_argument("--commit-tasks", type=int, default=300)
+    parser.add_argument("--log-entries", type=int, default=100_000)
     parser.add_argument(
         "--compare-src",
         type=Path,
@@ -673,11 +764,27 @@ def parse_options(argv: Sequence[str] | None) -> argparse.Namespace:
         options.sizes = options.sizes or [100, 1_000]
         options.runs = options.runs or 1
         options.shapes = options.shapes or ["random", "ladder"]
-        options.only = options.only or ["startup", "dag", "all", "commit", "append", "hooks"]
+        options.only = options.only or [
+            "startup",
+            "dag",
+            "all",
+            "commit",
+            "log-length",
+            "append",
+            "hooks",
+        ]
     options.sizes = options.sizes or list(SIZES)
     options.runs = options.runs or 5
     options.shapes = options.shapes or list(SHAPES)
-    options.only = options.only or ["startup", "dag", "all", "commit", "append", "hooks"]
+    options.only = options.only or [
+        "startup",
+        "dag",
+        "all",
+        "commit",
+        "log-length",
+        "append",
+        "hooks",
+    ]
     if options.compare_src is not None:
         options.compare_src = options.compare_src.resolve()
     options.out = options.out.resolve()
@@ -695,6 +802,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "dag": bench.dag,
         "all": bench.check_all,
         "commit": bench.commit,
+        "log-length": bench.log_length,
         "append": bench.append,
         "hooks": bench.hooks,
         "parallel": bench.parallel,

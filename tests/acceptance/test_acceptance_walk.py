@@ -49,9 +49,10 @@ def test_walk_from_new_to_all_tasks_done(loop, git_repo: Path, monkeypatch) -> N
 
     # Requirements are drafted; nothing downstream may run ahead of the lock.
     (item_dir / "requirements.md").write_text(REQUIREMENTS.format(item=ITEM, title="retries"))
-    ahead = loop("approve", "5", "design", cwd=repo)
-    assert ahead.exit_code == 2  # --by missing: a usage error
     ahead = loop("approve", "5", "design", "--by", "@ann", cwd=repo)
+    assert ahead.exit_code == 1
+    assert "design.md does not exist yet" in ahead.stderr
+    ahead = loop("approve", "5", "design", cwd=repo)  # --by from git's user.name: refused alike
     assert ahead.exit_code == 1
     assert "design.md does not exist yet" in ahead.stderr
     refused = loop("execute-tasks", "5", cwd=repo)

@@ -458,7 +458,7 @@ def test_task_done_loads_neither_jinja_nor_the_transcript_readers(project: Path)
     assert "the_loop.checkpoint.transaction" in imported  # the profile did list the imports
     unwanted = ("jinja2", "the_loop.telemetry", "the_loop.workflow.task_tests")
     assert not [name for name in imported if name.startswith(unwanted)]
-    assert "the_loop.checkpoint.sessions" not in imported  # --session given: no lookup
+    assert "the_loop.checkpoint.seen_sessions" not in imported  # --session given: no lookup
 
 
 def test_a_hanging_hook_is_stopped_and_the_checkpoint_rolled_back(project: Path) -> None:

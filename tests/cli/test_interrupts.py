@@ -6,6 +6,15 @@ command line was parsed. The test sends SIGINT at random moments, from the
 moment loop's own code runs (a test-side ``sitecustomize`` reports when
 ``the_loop.cli`` starts loading; Python's start-up before that is not loop's),
 and checks every exit status and what a checkpoint left behind.
+
+The runs use the ``loop`` console script, as users do. One sub-case is accepted
+for ``python -m the_loop`` only: CPython 3.11 marks a Ctrl-C that escaped an
+``exec()`` of source text (dataclasses build their methods that way while
+modules load) as unhandled even after loop caught it, and when the module was
+run by ``-m`` it re-raises SIGINT at exit. loop has printed ``interrupted`` by
+then and a shell still sees status 130 (128 + SIGINT); only the exit status
+reported to a parent process differs (-2, not 130). The console script leaves
+through ``Py_Exit``, which does not look at that mark.
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from pathlib import Path
 import click
 import pytest
 from helpers import processes_naming
+from helpers.hooks import LOOP_BIN
 from helpers.project import (
     NEXT,
     Spec,
@@ -69,8 +79,15 @@ def site(tmp_path: Path) -> Path:
     return folder
 
 
+PYTHON_M = (sys.executable, "-m", "the_loop")
+
+
 def interrupted(
-    root: Path, args: tuple[str, ...], site: Path, delay: float
+    root: Path,
+    args: tuple[str, ...],
+    site: Path,
+    delay: float,
+    command: tuple[str, ...] = (str(LOOP_BIN),),
 ) -> subprocess.CompletedProcess[str]:
     """Run ``loop args…``; SIGINT it ``delay`` seconds after loop's code starts."""
     read_end, write_end = os.pipe()
@@ -80,7 +97,7 @@ def interrupted(
         "LOOP_TEST_READY_FD": str(write_end),
     }
     child = subprocess.Popen(
-        [sys.executable, "-m", "the_loop", "-C", str(root), *args],
+        [*command, "-C", str(root), *args],
         cwd=root,
         env=env,
         stdout=subprocess.PIPE,
@@ -92,12 +109,16 @@ def interrupted(
     with os.fdopen(read_end, "rb") as ready:
         assert ready.read(1) == b"r", "loop never started"
     time.sleep(delay)
-    child.send_signal(signal.SIGINT)
+    os.kill(child.pid, signal.SIGINT)
     out, err = child.communicate(timeout=60)
     return subprocess.CompletedProcess(child.args, child.returncode, out, err)
 
 
-def assert_clean_exit(done: subprocess.CompletedProcess[str]) -> None:
+def assert_clean_exit(done: subprocess.CompletedProcess[str], *, python_m: bool = False) -> None:
+    if python_m and done.returncode == -signal.SIGINT:
+        # The accepted sub-case (module docstring): handled, then re-raised by CPython at exit.
+        assert done.stderr == "interrupted\n", done.stderr
+        return
     assert done.returncode in (0, 130), (done.returncode, done.stdout, done.stderr)
     assert "Traceback" not in done.stderr, done.stderr
     assert "Aborted!" not in done.stderr
@@ -117,34 +138,36 @@ def test_ctrl_c_right_as_loop_starts_exits_130(project: Path, site: Path) -> Non
     assert done.stderr == "interrupted\n"
 
 
-# 40 processes interrupted at random points: about 30 s on two busy cores
+# 30 processes interrupted at random points: about 25 s on two busy cores
 @pytest.mark.slow
 def test_ctrl_c_at_random_points_of_a_read_command(
     project: Path, site: Path, record_property: Callable[[str, object], None]
 ) -> None:
     rng = random.Random(14)
-    # --no-cache: every run computes its answer (a kept answer is printed in a few
-    # milliseconds, before any signal could land); the delays span one such run.
-    args = ("--no-cache", "status", "7")
-    started = time.monotonic()
-    whole = subprocess.run(
-        [sys.executable, "-m", "the_loop", "-C", str(project), *args],
-        capture_output=True,
-        check=True,
-    )
-    took = time.monotonic() - started
-    assert whole.stdout
-    codes = []
-    for _ in range(20):
-        done = interrupted(project, args, site, rng.uniform(0.0, took))
-        assert_clean_exit(done)
-        codes.append(done.returncode)
+    args = ("--no-cache", "status", "7")  # --no-cache: every run reads and parses the files
+    tally: dict[str, list[int]] = {}
+    for name, command, runs in (("loop", (str(LOOP_BIN),), 20), ("python -m", PYTHON_M, 10)):
+        started = time.monotonic()
+        whole = subprocess.run([*command, "-C", str(project), *args], capture_output=True)
+        took = time.monotonic() - started
+        assert whole.returncode == 0 and whole.stdout, whole.stderr
+        codes = tally.setdefault(name, [])
+        for _ in range(runs):
+            done = interrupted(project, args, site, rng.uniform(0.0, took), command)
+            assert_clean_exit(done, python_m=command == PYTHON_M)
+            codes.append(done.returncode)
     record_property(
         "campaign",
-        f"Ctrl-C in status: {len(codes)} interrupts, {codes.count(130)} exited 130, "
-        f"{codes.count(0)} had finished; 0 deaths by signal, 0 tracebacks",
+        "Ctrl-C in status: "
+        + "; ".join(
+            f"{name}: {len(codes)} interrupts, {codes.count(130)} exited 130, "
+            f"{codes.count(0)} had finished, {codes.count(-signal.SIGINT)} re-raised at exit"
+            for name, codes in tally.items()
+        )
+        + "; 0 tracebacks",
     )
-    assert 130 in codes
+    assert 130 in tally["loop"]
+    assert -signal.SIGINT not in tally["loop"]
 
 
 @pytest.mark.slow
@@ -222,30 +245,3 @@ def test_an_interrupt_wrapped_by_python_is_still_an_interrupt(
 
     assert exited.value.exit_code == 130
     assert capsys.readouterr().err == "interrupted\n"
-
-
-_CALLBACK_INTERRUPTED = """
-import sys, time, weakref
-from the_loop import __main__ as entry
-sys.unraisablehook = entry._deliver_interrupts  # as main() installs it
-class Value: pass
-def callback(_ref): raise KeyboardInterrupt  # a Ctrl-C that lands in a weakref callback
-value = Value()
-ref = weakref.ref(value, callback)
-try:
-    del value
-    time.sleep(5)
-    print("not interrupted")
-except KeyboardInterrupt:
-    print("interrupted")
-"""
-
-
-def test_a_ctrl_c_landing_in_a_callback_still_interrupts_the_command() -> None:
-    """CPython reports an exception raised in a callback as "Exception ignored" and goes
-    on; loop's hook must deliver it to the code the callback interrupted."""
-    done = subprocess.run(
-        [sys.executable, "-c", _CALLBACK_INTERRUPTED], capture_output=True, text=True, timeout=30
-    )
-    assert done.stdout == "interrupted\n"
-    assert "Exception ignored" not in done.stderr

@@ -585,7 +585,6 @@ def test_approve_accepts_every_name_of_the_requirements_slot(
     [
         (("frobnicate", "--by", "@ann"), "'frobnicate' is not an artifact that can be approved"),
         (("requirements", "--by", "  "), "--by needs a handle or name"),
-        (("requirements",), "Missing option '--by'"),
     ],
 )
 def test_approve_usage_errors(

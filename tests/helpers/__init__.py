@@ -51,7 +51,9 @@ def without_loop_cache(tree: Mapping[str, T]) -> dict[str, T]:
     the state folder, with its ``.gitignore``, for them); that is runtime state,
     not a change to the project.
     """
-    kept = {k: v for k, v in tree.items() if not k.startswith(LOOP_CACHE)}
+    # the state folder's own .gitignore marks it runtime-only, whoever made the folder
+    marker = LOOP_STATE + "/.gitignore"
+    kept = {k: v for k, v in tree.items() if not k.startswith(LOOP_CACHE) and k != marker}
     state = [k for k in kept if k.startswith(LOOP_STATE + "/")]
     if set(state) <= {LOOP_STATE + "/", LOOP_STATE + "/.gitignore"}:
         kept = {k: v for k, v in kept.items() if k not in state}

@@ -67,3 +67,35 @@ def test_a_missing_log_records_nothing(tmp_path: Path) -> None:
     found = read_task_checkpoints(tmp_path / "execution-log.md")
 
     assert not found.kept_by_loop and not found.done
+
+
+# Logs without a code fence take the fast path; each must read as the line scan reads it.
+UNFENCED = (
+    LOOP_LOG.split("```")[0],
+    "### 2026-11-30 — task 1 done\n- **WIP:** committed (Loop-Checkpoint: first-line)\n",
+    "intro\r\n### 2026-11-30T10:00Z -- task 2 done: crlf\r\n- **WIP:** committed "
+    "(Loop-Checkpoint: c-1)\r\n",
+    # a heading between the entry and its WIP line: the entry records nothing
+    "### 2026-11-30 — task 3 done\n#### notes\n- **WIP:** committed (Loop-Checkpoint: x)\n",
+    # the latest entry wins; a WIP line without an id; an entry with no WIP line at all
+    "### 2026-11-30 — task 4 done\n- **WIP:** committed (Loop-Checkpoint: old)\n"
+    "### 2026-12-01 — task 4 done\n- **WIP:** noted: not a git repository\n"
+    "### 2026-12-01 — task 5 done\n- **Did:** no WIP line\n",
+    # not WIP lines: a bare dash before a line break, a longer key
+    "### 2026-11-30 — task 6 done\n-\n**WIP:** no\n* **WIPE:** no\n",
+    "### 2026-11-30 — undone task 7 done\n- **WIP:** (Loop-Checkpoint: y)\n",
+    "no entries at all; done\n",
+    "",
+)
+
+
+def test_the_fast_path_reads_an_unfenced_log_as_the_line_scan_does() -> None:
+    from the_loop.log import task_checkpoints
+
+    for text in UNFENCED:
+        assert "```" not in text and "~~~" not in text
+        fast = task_checkpoints._scan_unfenced(text)
+        assert fast == task_checkpoints._scan_lines(text), text
+        assert scan_task_checkpoints(text) == fast
+    assert set(scan_task_checkpoints(UNFENCED[4]).done) == {"4"}
+    assert scan_task_checkpoints(UNFENCED[4]).done["4"].checkpoint is None

@@ -248,7 +248,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "vague-next-accepted",
         'a vague `--next` ("continue") is accepted',
-        "the_loop/workflow/next_step.py",
+        "the_loop/workflow/entry_text.py",
         (f"{TASK_CLI}::test_done_refuses_a_vague_next_with_exit_2",),
         function="concrete_next",
         body='return " ".join(text.split())',
@@ -448,21 +448,13 @@ MUTATIONS: tuple[Mutation, ...] = (
         function="last_entry",
         body="return None",
     ),
-    # ---- kept answers
+    # ---- the read-only reports, through the click commands
     Mutation(
-        "kept-answer-never-checked",
-        "a kept answer is printed without checking the files it was computed from",
-        "the_loop/cli/answer_memo.py",
-        ("tests/cli/test_answer_memo.py",),
-        function="_signature",
-        body="return None if size == 0 else (0,) * size",
-    ),
-    Mutation(
-        "kept-answer-blind-to-listings",
-        "a new work item does not invalidate a kept `status --all`",
-        "the_loop/cli/answer_memo.py",
-        ("tests/cli/test_answer_memo.py",),
-        old='elif event in ("os.listdir", "os.scandir"):',
-        new='elif event in ("os.listdir-ignored",):',
+        "graph-stderr-dropped",
+        "`loop graph` draws a broken graph and exits 1 but never says what is broken (stderr)",
+        "the_loop/cli/cmd_items.py",
+        ("tests/cli/test_truthful_cli.py::test_graph_names_its_errors_and_exits_1",),
+        function="_echo_graph_errors",
+        body="if errors:\n    raise click.exceptions.Exit(1)",
     ),
 )

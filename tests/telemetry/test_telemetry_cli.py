@@ -170,7 +170,9 @@ def test_a_missing_transcript_exits_1(loop_process: Run, project: Path) -> None:
 def test_neither_transcript_nor_session_is_a_usage_error(loop_process: Run, project: Path) -> None:
     done = loop_context(loop_process, project)
     assert done.returncode == 2
-    assert "give --transcript PATH or --session ID" in done.stderr
+    # no live session either (no harness variable, no project whose hooks saw one)
+    assert done.stderr.startswith("error: no live session found: say which session to read\n")
+    assert "give --transcript PATH (a hook's transcript_path) or --session ID" in done.stderr
 
 
 def test_the_console_script_runs_too(project: Path) -> None:

@@ -38,7 +38,7 @@ _WRITTEN = {
     "checkpoint.json",
 }
 _STAGING = re.compile(r"^\.[A-Za-z0-9][A-Za-z0-9._-]*\.[A-Za-z0-9_]{8}$")
-# The caches' temporary files: ``.<entry>.<pid>.<8 hex>.tmp`` (io/content_cache, cli/answer_memo).
+# The caches' temporary files: ``.<entry>.<pid>.<8 hex>.tmp`` (io/content_cache).
 _CACHE_TEMP = re.compile(r"^\..+\.(?P<pid>[0-9]+)\.[0-9a-f]{8}\.tmp$")
 
 

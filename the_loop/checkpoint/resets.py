@@ -199,12 +199,17 @@ def mark_dispatched(root: Path, record: ResetRecord) -> ResetRecord:
     ``loop reset confirm`` from another process may already have closed it.
     """
     with project_lock(root):
-        current = _load_file(_file(root, record.id))
-        if current is None or current.state != "prepared":
-            return current or record
-        updated = replace(current, state="dispatched", updated=clock.second_stamp(clock.utc_now()))
-        write_json(_file(root, record.id), updated.to_state())
-        return updated
+        return mark_dispatched_locked(root, record)
+
+
+def mark_dispatched_locked(root: Path, record: ResetRecord) -> ResetRecord:
+    """``mark_dispatched`` for a caller that holds the project lock."""
+    current = _load_file(_file(root, record.id))
+    if current is None or current.state != "prepared":
+        return current or record
+    updated = replace(current, state="dispatched", updated=clock.second_stamp(clock.utc_now()))
+    write_json(_file(root, record.id), updated.to_state())
+    return updated
 
 
 def confirm(

@@ -137,23 +137,28 @@ def run(root: Path, plan: PlanSource) -> Outcome | None:
     returning None means there is nothing to do any more; ``run`` returns None.
     """
     with locked(root):
-        chosen = plan() if callable(plan) else plan
-        if chosen is None:
-            return None
-        if chosen.commit is not None:
-            _git_precheck(root)
-        journal = Journal(chosen, head_before=gitrepo.head_sha(root) if chosen.commit else None)
-        journal.restore = restore_points.take(root, chosen)
-        try:
-            _save(root, journal)
-        except BaseException:
-            restore_points.drop(journal.restore)
-            raise
-        _fault("journal")
-        try:
-            return _forward(root, journal)
-        except Exception as exc:
-            raise _failed(root, journal, exc) from exc
+        return run_locked(root, plan)
+
+
+def run_locked(root: Path, plan: PlanSource) -> Outcome | None:
+    """``run`` for a caller already inside ``locked(root)`` (one lock for a whole command)."""
+    chosen = plan() if callable(plan) else plan
+    if chosen is None:
+        return None
+    if chosen.commit is not None:
+        _git_precheck(root)
+    journal = Journal(chosen, head_before=gitrepo.head_sha(root) if chosen.commit else None)
+    journal.restore = restore_points.take(root, chosen)
+    try:
+        _save(root, journal)
+    except BaseException:
+        restore_points.drop(journal.restore)
+        raise
+    _fault("journal")
+    try:
+        return _forward(root, journal)
+    except Exception as exc:
+        raise _failed(root, journal, exc) from exc
 
 
 def _failed(root: Path, journal: Journal, exc: Exception) -> Exception:

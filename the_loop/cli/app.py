@@ -96,6 +96,67 @@ def _crash_dir(ctx: click.Context) -> Path | None:
 _AS_PROCESS = False
 
 
+class GlobalOption(click.Option):
+    """A global option (``--repo``, ``--json``, ``--debug``, ``--no-color``, ``--no-cache``)
+    given after the command name: it does what it does before the name.
+
+    Hidden from each command's help; ``loop --help`` lists them once.
+    """
+
+
+def _global_after(ctx: click.Context, param: click.Parameter, value: object) -> None:
+    env = ctx.find_object(Env)
+    if not value or env is None:
+        return
+    if param.name == "repo":
+        assert isinstance(value, Path)
+        env.repo_option = value
+    elif param.name == "json_output":
+        env.json = True
+    elif param.name == "debug":
+        env.debug = True
+    elif param.name == "no_color":
+        ctx.color = False
+        ctx.find_root().color = False  # errors are shown from the group's context
+    elif param.name == "no_cache":
+        from the_loop.io import content_cache
+
+        content_cache.switch_off(True)
+
+
+def _global_options() -> list[click.Option]:
+    def flag(name: str, *decls: str) -> GlobalOption:
+        return GlobalOption(
+            list(decls), name, is_flag=True, expose_value=False, hidden=True, callback=_global_after
+        )
+
+    repo = GlobalOption(
+        ["-C", "--repo", "repo"],
+        type=click.Path(path_type=Path, file_okay=False),
+        expose_value=False,
+        hidden=True,
+        callback=_global_after,
+    )
+    return [
+        repo,
+        flag("json_output", "--json"),
+        flag("debug", "--debug"),
+        flag("no_color", "--no-color"),
+        flag("no_cache", "--no-cache"),
+    ]
+
+
+def _accept_global_options(command: click.Command) -> None:
+    """Let ``command`` (and, for a group, each of its commands) take the global options too."""
+    if any(isinstance(p, GlobalOption) for p in command.params):
+        return
+    taken = {opt for p in command.params for opt in p.opts}
+    command.params += [o for o in _global_options() if not taken & set(o.opts)]
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _accept_global_options(sub)
+
+
 class LoopGroup(click.Group):
     """A group that imports commands on demand and runs them under one error handler."""
 
@@ -109,14 +170,27 @@ class LoopGroup(click.Group):
         if spec is None:
             return None
         command: click.Command = getattr(importlib.import_module(spec[0]), spec[1])
+        _accept_global_options(command)
         return command
 
     def invoke(self, ctx: click.Context) -> Any:
         from the_loop.io.atomic import write_scope
 
-        debug = bool(ctx.params.get("debug"))
-        # `loop --json …` or `loop <command> … --json`: errors are JSON as well.
-        json_output = bool(ctx.params.get("json_output")) or "--json" in ctx.args
+        # `loop <command> … --json`: errors are JSON as well, even one in the command
+        # line itself (the command's options are not parsed yet when click reports it).
+        json_in_args = "--json" in ctx.args
+
+        def env() -> Env | None:
+            return ctx.obj if isinstance(ctx.obj, Env) else None
+
+        def debug() -> bool:
+            found = env()
+            return bool(ctx.params.get("debug")) or (found is not None and found.debug)
+
+        def json_output() -> bool:
+            found = env()
+            return bool(ctx.params.get("json_output")) or json_in_args or bool(found and found.json)
+
         try:
             with write_scope():
                 try:
@@ -192,6 +266,7 @@ def cli(
     ticked, execution-log entry written, work committed.
 
     Start with `loop init`, then `loop new "<title>"` and `loop work-on <id>`.
+    The options below may also follow the command name (`loop status 42 --json`).
 
     \b
     Environment variables:
@@ -235,7 +310,9 @@ def run_as_process() -> None:
     """Run the click application as this process's command.
 
     click would turn a Ctrl-C that lands outside a command (while the command
-    line is parsed) into "Aborted!" and exit 1; loop's contract is exit 130.
+    line is parsed) into "Aborted!" and exit 1; loop's contract is exit 130. (A
+    Ctrl-C outside click's own handling reaches ``the_loop.__main__``, which says
+    the same.)
     """
     global _AS_PROCESS
     _AS_PROCESS = True
@@ -247,6 +324,4 @@ def run_as_process() -> None:
     except click.ClickException as exc:
         exc.show()
         code = exc.exit_code
-    except KeyboardInterrupt:
-        code = int(ExitCode.INTERRUPTED)
     sys.exit(code if isinstance(code, int) else 0)

@@ -22,7 +22,13 @@ if TYPE_CHECKING:
     type=click.Path(path_type=Path),
     help="The transcript or rollout file (a hook's transcript_path).",
 )
-@click.option("--session", "session_id", metavar="ID", help="Find the transcript by session id.")
+@click.option(
+    "--session",
+    "session_id",
+    envvar="LOOP_SESSION_ID",
+    metavar="ID",
+    help="Find the transcript by session id (env LOOP_SESSION_ID).",
+)
 @click.option(
     "--harness",
     type=click.Choice(["claude", "codex"]),
@@ -43,9 +49,15 @@ def context(
     transcript (Claude Code) or rollout (Codex); writes nothing. When the count
     is known, also prints the pressure verdict of the project's thresholds. An
     unknown count (no reply yet, or just compacted) is said so, never as zero.
+
+    With neither --transcript nor --session, the live session: the one whose
+    id the harness puts in the agent's environment, else the one live session
+    loop's hooks recorded in this project (its transcript as the hooks saw it).
     """
     from the_loop.telemetry import Harness, ReadingState, read_context
 
+    if transcript is None and session_id is None:
+        transcript, session_id, harness = _live_session(env, harness)
     reading = read_context(
         transcript=transcript,
         session_id=session_id,
@@ -62,6 +74,33 @@ def context(
         click.echo(warn("note: ") + note)
     if verdict is not None:
         _echo_verdict(verdict)
+
+
+def _live_session(env: Env, harness: str | None) -> tuple[Path | None, str | None, str | None]:
+    """``(transcript, session id, harness)`` of the session running now, from what loop knows.
+
+    The transcript the hooks recorded for it when there is one on disk (no search
+    needed), else its id for the harness's own folders.
+    """
+    from the_loop.checkpoint import seen_sessions as sessions
+    from the_loop.errors import LoopError, UsageError
+
+    try:
+        root: Path | None = env.root
+    except LoopError:
+        root = None  # outside a project only the harness's variables can tell
+    found = sessions.resolve_session(root, None)
+    if found is None:
+        raise UsageError(
+            "no live session found: say which session to read",
+            hint="give --transcript PATH (a hook's transcript_path) or --session ID; inside "
+            "Claude Code or Codex, or with loop's hooks installed, loop finds it by itself",
+        )
+    record = sessions.load(root, found) if root is not None else None
+    if record is None or not record.transcript or not Path(record.transcript).is_file():
+        return None, found, harness
+    seen_by = record.harness if record.harness in ("claude", "codex") else None
+    return Path(record.transcript), None, harness or seen_by
 
 
 def _verdict(env: Env, reading: ContextReading) -> PressureReading:

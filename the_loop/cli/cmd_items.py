@@ -1,16 +1,37 @@
 """Read-only reports: ``loop status``, ``loop next``, ``loop check``, ``loop graph``.
 
-Each command parses its options and prints the :class:`~the_loop.cli.item_answers.Answer`
-that ``the_loop.cli.item_answers`` computes; the quick path prints the same answers.
+Each command reads the item's report (``the_loop.workflow.item_report``), asks the
+workflow for its answer and prints it: problems that did not stop the command
+(an item's bad override) on stderr first, then the answer on stdout, then, for
+``graph``, the graph's errors on stderr. The exit code is 1 when the answer says
+something is wrong (no task can start, failed checks, a broken graph).
+
+The workflow modules are imported inside the commands: a report whose answer the
+parse cache holds never needs the graph analysis or the requirements' classes.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from the_loop.cli.app import Env
-from the_loop.cli.item_answers import Answer
-from the_loop.cli.output import json_option, wants_json
+from the_loop.cli.output import (
+    bad,
+    echo_problems,
+    emit_json,
+    emit_json_table,
+    finding_line,
+    good,
+    json_option,
+    relative_finding,
+    shown_path,
+    wants_json,
+)
+from the_loop.errors import ExitCode, UsageError
+from the_loop.findings import Finding
+from the_loop.workflow.item_report import ItemReport
 
 ITEM = click.argument("item_ref", metavar="ID", required=False)
 ALL = click.option("--all", "all_items", is_flag=True, help="Every work item.")
@@ -22,14 +43,27 @@ FULL = click.option(
 )
 
 
-def _print(answer: Answer) -> None:
-    if answer.notes:
-        click.echo(answer.notes, nl=False, err=True)
-    click.echo(answer.text, nl=False)
-    if answer.errors:
-        click.echo(answer.errors, nl=False, err=True)
-    if answer.exit:
-        raise click.exceptions.Exit(answer.exit)
+def _reports(env: Env, item_ref: str | None, all_items: bool) -> list[ItemReport]:
+    """The reports a command works on: one item, or every item with ``--all``."""
+    from the_loop.spec.project import item_context, open_item, open_project
+
+    if item_ref and all_items:
+        raise UsageError("give a work item or --all, not both")
+    if item_ref:
+        return [ItemReport(open_item(env.root, item_ref, cwd=env.cwd, tolerant=True))]
+    if not all_items:
+        raise UsageError("name a work item (e.g. `42` or `issue-42`) or pass --all")
+    project = open_project(env.root)
+    return [ItemReport(item_context(project, item, tolerant=True)) for item in project.items()]
+
+
+def _echo_lines(lines: list[str]) -> None:
+    click.echo("".join(line + "\n" for line in lines), nl=False)
+
+
+def _exit_failing(failing: bool) -> None:
+    if failing:
+        raise click.exceptions.Exit(int(ExitCode.FAILURE))
 
 
 @click.command()
@@ -44,12 +78,16 @@ def status(env: Env, item_ref: str | None, all_items: bool, json_output: bool, f
     The phase is shown as the artifacts imply it and as execution-log.md
     records it; a disagreement is flagged (loop check explains it).
     """
-    from the_loop.cli.item_answers import status_answer
+    from the_loop.cli.status_text import status_lines, status_table
+    from the_loop.workflow.answer_limits import LIST_LIMIT
+    from the_loop.workflow.status import item_status
 
-    as_json = wants_json(env, json_output)
-    _print(
-        status_answer(env.root, env.cwd, item_ref, all_items=all_items, as_json=as_json, full=full)
-    )
+    views = [item_status(r) for r in _reports(env, item_ref, all_items)]
+    if wants_json(env, json_output):
+        answers = [v.to_json(None if full else LIST_LIMIT) for v in views]
+        emit_json(answers if all_items else answers[0])
+        return
+    _echo_lines(status_table(views) if all_items else status_lines(views[0]))
 
 
 @click.command(name="next")
@@ -67,12 +105,22 @@ def next_cmd(env: Env, item_ref: str, all_ready: bool, json_output: bool, full: 
     lowest id. Exit 1 when open tasks remain but none can start, or when the
     task graph has errors.
     """
-    from the_loop.cli.item_answers import next_answer
+    from the_loop.workflow import next_answer
+    from the_loop.workflow.answer_limits import LIST_LIMIT
 
-    as_json = wants_json(env, json_output)
-    _print(
-        next_answer(env.root, env.cwd, item_ref, all_ready=all_ready, as_json=as_json, full=full)
-    )
+    (report,) = _reports(env, item_ref, False)
+    if wants_json(env, json_output):
+        data, failing = next_answer.next_answer(
+            report, all_ready=all_ready, limit=None if full else LIST_LIMIT
+        )
+        echo_problems(report.ctx.problems)
+        emit_json(data)
+    else:
+        view = next_answer.next_view(report, all_ready=all_ready)
+        text, failing = view.render(), view.failing
+        echo_problems(report.ctx.problems)
+        click.echo(text, nl=False)
+    _exit_failing(failing)
 
 
 @click.command()
@@ -88,14 +136,44 @@ def check(env: Env, item_ref: str | None, all_items: bool, strict: bool, json_ou
     and a hint. Exit 1 on errors (and on warnings with --strict), or when
     there was nothing to check.
     """
-    from the_loop.cli.item_answers import check_answer
+    from the_loop.findings import counts, failing
 
-    as_json = wants_json(env, json_output)
-    _print(
-        check_answer(
-            env.root, env.cwd, item_ref, all_items=all_items, strict=strict, as_json=as_json
+    selected = _reports(env, item_ref, all_items)
+    checked = [r.check() for r in selected]
+    findings = [f for found, _count in checked for f in found]
+    evaluated = sum(count for _found, count in checked)
+    summary = counts(findings)
+    nothing = evaluated == 0
+    failed = failing(findings, strict=strict) or nothing
+    if wants_json(env, json_output):
+        emit_json(
+            {
+                "ok": not failed,
+                "items": [r.id for r in selected],
+                "evaluated": evaluated,
+                "counts": summary,
+                "findings": [relative_finding(f).to_json() for f in findings],
+            }
         )
+        _exit_failing(failed)
+        return
+    lines = [finding_line(f) for f in findings]
+    if nothing:
+        where = shown_path(_spec_root(env.root))
+        lines.append(bad("nothing was checked: ") + f"no work items were found under {where}")
+    verdict = bad("failed") if failed else good("ok")
+    lines.append(
+        f"{verdict}: {summary['error']} error(s), {summary['warning']} warning(s), "
+        f"{summary['info']} info in {len(selected)} work item(s)"
     )
+    _echo_lines(lines)
+    _exit_failing(failed)
+
+
+def _spec_root(root: Path) -> Path:
+    from the_loop.spec.project import open_project
+
+    return open_project(root).spec_root
 
 
 @click.command()
@@ -116,13 +194,36 @@ def graph(env: Env, item_ref: str, fmt: str, json_output: bool) -> None:
     A graph with errors (a cycle, an unknown or duplicate task) is still drawn
     as far as it can be; the errors follow on stderr and the exit code is 1.
     """
-    from the_loop.cli.item_answers import NotesThenError, graph_answer
+    from the_loop.workflow import graph_view
 
-    try:
-        answer = graph_answer(
-            env.root, env.cwd, item_ref, fmt=fmt, as_json=wants_json(env, json_output)
+    (report,) = _reports(env, item_ref, False)
+    echo_problems(report.ctx.problems)
+    if not report.item.artifacts["tasks"].exists:
+        raise UsageError(
+            f"{report.id} has no tasks.md yet",
+            hint=f"`loop work-on {report.id}` says what comes first",
         )
-    except NotesThenError as exc:
-        click.echo(exc.notes, nl=False, err=True)
-        raise exc.error from None
-    _print(answer)
+    if wants_json(env, json_output):
+        data, errors = graph_view.graph_answer(report)
+        emit_json_table({**data, "errors": [relative_finding(f).to_json() for f in errors]})
+        _exit_failing(bool(errors))
+        return
+    from the_loop.dag.render import RENDERERS  # the graph analysis: only to draw the graph
+
+    assert report.tasks is not None and report.dag is not None
+    click.echo(RENDERERS[fmt](report.id, report.tasks, report.dag), nl=False)
+    _echo_graph_errors(report, graph_view.graph_errors(report))
+
+
+def _echo_graph_errors(report: ItemReport, errors: list[Finding]) -> None:
+    """The errors of a graph that was drawn anyway, on stderr; then exit 1."""
+    if not errors:
+        return
+    lines = [
+        bad("error: ") + f"the task graph of {report.id} has {len(errors)} error(s); "
+        "what is drawn leaves out what they break"
+    ]
+    lines += ["  " + finding_line(f).replace("\n", "\n  ") for f in errors]
+    lines.append(f"hint: `loop check {report.id}` lists every finding")
+    click.echo("".join(line + "\n" for line in lines), nl=False, err=True)
+    _exit_failing(True)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from the_loop.cli.app import Env
 from the_loop.cli.directive import SESSION, echo_dry, echo_outcome
 from the_loop.cli.output import dim, emit_json, good, json_option, shown_path, wants_json, warn
+from the_loop.errors import GitError, UsageError
 
 
 @click.command()
@@ -72,13 +75,12 @@ def promote(env: Env, draft_ref: str, new_id: str, json_output: bool) -> None:
 @click.option(
     "--by",
     "by",
-    required=True,
     metavar="HANDLE",
-    help="Who approves (recorded in approvedBy), e.g. @alice.",
+    help="Who approves (recorded in approvedBy), e.g. @alice. Default: git's user.name.",
 )
 @json_option
 @click.pass_obj
-def approve(env: Env, item_ref: str, artifact: str, by: str, json_output: bool) -> None:
+def approve(env: Env, item_ref: str, artifact: str, by: str | None, json_output: bool) -> None:
     """Lock an artifact: status approved, approver and content hash recorded.
 
     ARTIFACT is brainstorm, requirements (or bugfix), design or tasks. Refused
@@ -90,7 +92,7 @@ def approve(env: Env, item_ref: str, artifact: str, by: str, json_output: bool) 
     from the_loop.workflow.item_lifecycle import approve as approve_artifact
 
     ctx = open_item(env.root, item_ref, cwd=env.cwd)
-    result = approve_artifact(ctx, artifact, by)
+    result = approve_artifact(ctx, artifact, approver(env.root, by))
     if wants_json(env, json_output):
         emit_json(
             {
@@ -148,9 +150,8 @@ def work_on(
 
 def _echo_work_on(result: object, root: object) -> None:
     from dataclasses import replace
-    from pathlib import Path
 
-    from the_loop.cli.item_answers import status_lines
+    from the_loop.cli.status_text import status_lines
     from the_loop.workflow.status import item_status
     from the_loop.workflow.work_on import WorkOnResult
 
@@ -188,11 +189,13 @@ def _echo_work_on(result: object, root: object) -> None:
 
 @click.command()
 @click.argument("item_ref", metavar="ID")
-@click.option("--by", "by", required=True, metavar="HANDLE", help="Who approved the review.")
+@click.option(
+    "--by", "by", metavar="HANDLE", help="Who approved the review. Default: git's user.name."
+)
 @SESSION
 @json_option
 @click.pass_obj
-def finish(env: Env, item_ref: str, by: str, session: str | None, json_output: bool) -> None:
+def finish(env: Env, item_ref: str, by: str | None, session: str | None, json_output: bool) -> None:
     """Mark a reviewed work item complete (the log is closed).
 
     Only from needs-review: every artifact approved, every task done. Takes a
@@ -203,7 +206,7 @@ def finish(env: Env, item_ref: str, by: str, session: str | None, json_output: b
     from the_loop.workflow.phase_crossing import finish as run
 
     ctx = open_item(env.root, item_ref, cwd=env.cwd)
-    crossing = run(ItemReport(ctx), by, session=session)
+    crossing = run(ItemReport(ctx), approver(env.root, by), session=session)
     assert crossing.outcome is not None
     if wants_json(env, json_output):
         closed = [r.to_json() for r in crossing.closed_resets]
@@ -215,3 +218,19 @@ def finish(env: Env, item_ref: str, by: str, session: str | None, json_output: b
             f"closed open reset: {record.mode} after checkpoint {record.checkpoint} "
             "(never confirmed; recorded as aborted)"
         )
+
+
+def approver(root: Path, by: str | None) -> str:
+    """Who approves: ``--by``, else the name git records as the author in the project."""
+    if by:
+        return by
+    from the_loop.git.repo import IDENTITY_HINT, identity
+
+    try:
+        name, _email = identity(root)
+    except GitError as exc:
+        raise UsageError(
+            "who approves? --by was not given, and git does not know who you are here",
+            hint=f"pass --by @you, or {IDENTITY_HINT}",
+        ) from exc
+    return name

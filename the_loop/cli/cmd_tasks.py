@@ -42,10 +42,9 @@ def task() -> None:
 @click.pass_obj
 def start(env: Env, item_ref: str, task_id: str, session: str | None, json_output: bool) -> None:
     """Mark task N in progress (refused while a dependency is open)."""
-    from the_loop.spec.project import open_item
-    from the_loop.workflow.task_transitions import start_task
+    from the_loop.workflow.task_transitions import locate, start_task
 
-    started = start_task(open_item(env.root, item_ref, cwd=env.cwd), task_id, session=session)
+    started = start_task(locate(env.root, item_ref, cwd=env.cwd), task_id, session=session)
     if wants_json(env, json_output):
         emit_json({"task": started.id, "state": "in-progress"})
         return
@@ -98,40 +97,27 @@ def done(
     the task's state and dependencies) runs before the test of --verify.
     """
     from the_loop.cli.progress import showing_run
-    from the_loop.spec.project import open_item
-    from the_loop.workflow.task_transitions import done_task, prepare_done
+    from the_loop.workflow.task_transitions import finish_task, locate
 
-    ctx = open_item(env.root, item_ref, cwd=env.cwd)
-    request = prepare_done(
-        ctx,
+    outcome = finish_task(
+        locate(env.root, item_ref, cwd=env.cwd),
         task_id,
         did=did,
         next_step=next_step,
-        adopt=adopt,
-        verify=True if verify else None,  # else checkpoint.verifyTests decides
-    )
-    verification = None
-    if request.test is not None:
-        from the_loop.workflow.task_tests import run_test  # only when a test runs
-
-        with showing_run(request.test.shown):
-            verification = run_test(request.test)
-    outcome = done_task(
-        ctx,
-        request,
         tests=tests,
         blockers=blockers,
-        verification=verification,
+        adopt=adopt,
+        verify=True if verify else None,  # else checkpoint.verifyTests decides
         session=session,
+        watch_test=showing_run,
     )
     if wants_json(env, json_output):
         emit_json(outcome.to_json())
-        mark_dispatched(outcome, ctx.project.root)
         return
-    then = f"loop execute-tasks {ctx.item.id}"
+    then = f"loop execute-tasks {outcome.item}"
     if outcome.phase == "needs-review":
-        then = f"loop work-on {ctx.item.id} (the review brief)"
-    echo_outcome(outcome, ctx.project.root, then=then)
+        then = f"loop work-on {outcome.item} (the review brief)"
+    echo_outcome(outcome, then=then)
 
 
 @click.command(name="checkpoint")
@@ -167,7 +153,7 @@ def checkpoint_cmd(
     the stricter wins. Any verdict above no_op means compaction (never a clear
     inside an unfinished task); a missing token count is reported as a gap.
     """
-    from the_loop.spec.project import open_item
+    from the_loop.workflow.task_transitions import locate
     from the_loop.workflow.task_transitions import mid_task as run
 
     if not mid_task:
@@ -175,9 +161,8 @@ def checkpoint_cmd(
             "only --mid-task checkpoints are taken with `loop checkpoint`",
             hint="a finished task is checkpointed by `loop task done`",
         )
-    ctx = open_item(env.root, item_ref, cwd=env.cwd)
     outcome, reading = run(
-        ctx,
+        locate(env.root, item_ref, cwd=env.cwd),
         did=did,
         next_step=next_step,
         task_id=task_id,
@@ -189,10 +174,9 @@ def checkpoint_cmd(
     )
     if wants_json(env, json_output):
         emit_json({**outcome.to_json(), "pressure": reading.to_json()})
-        mark_dispatched(outcome, ctx.project.root)
         return
     _echo_reading(reading, label=heading("pressure: "))
-    echo_outcome(outcome, ctx.project.root, then="carry on with the task")
+    echo_outcome(outcome, then="carry on with the task")
 
 
 def _echo_reading(reading: PressureReading, *, label: str = "") -> None:

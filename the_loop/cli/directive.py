@@ -1,7 +1,8 @@
 """Printing a checkpoint and the reset directive that follows it.
 
-The directive is the last thing a checkpointing command prints; once printed,
-the reset record moves from prepared to dispatched.
+The directive is the last thing a checkpointing command prints. ``task done``
+and ``checkpoint`` get their reset already marked dispatched by the core (under
+the same lock as the checkpoint); a phase crossing is still marked here.
 """
 
 from __future__ import annotations
@@ -21,11 +22,11 @@ def resolve_session_option(
     """``--session`` (or LOOP_SESSION_ID), else the session loop can tell is running.
 
     The harness's own variable (Claude Code, Codex) or the one live session the
-    hooks recorded; see ``the_loop.checkpoint.sessions.resolve_session``.
+    hooks recorded; see ``the_loop.checkpoint.seen_sessions.resolve_session``.
     """
     if value:
         return value
-    from the_loop.checkpoint.sessions import resolve_session
+    from the_loop.checkpoint.seen_sessions import resolve_session
     from the_loop.cli.app import Env
     from the_loop.errors import LoopError
 
@@ -99,16 +100,22 @@ def directive_lines(decision: Decision, item: str, *, then: str) -> list[str]:
     return lines
 
 
-def echo_outcome(outcome: Outcome, root: Path, *, then: str) -> None:
-    """Print the checkpoint and its directive, then mark the reset dispatched."""
+def echo_outcome(outcome: Outcome, root: Path | None = None, *, then: str) -> None:
+    """Print the checkpoint and its directive.
+
+    ``task done`` and ``checkpoint`` come with the reset marked dispatched by the
+    core; a phase crossing passes ``root`` and is marked here, after printing.
+    """
     for line in checkpoint_lines(outcome):
         click.echo(line)
     for line in directive_lines(outcome.reset, outcome.item, then=then):
         click.echo(line)
-    mark_dispatched(outcome, root)
+    if root is not None:
+        mark_dispatched(outcome, root)
 
 
 def mark_dispatched(outcome: Outcome, root: Path) -> None:
+    """For a phase crossing, whose core does not mark its reset dispatched yet."""
     if outcome.record is not None:
         from the_loop.checkpoint.resets import mark_dispatched as dispatched
 

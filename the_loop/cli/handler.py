@@ -25,7 +25,7 @@ from typing import TypeVar
 import click
 
 from the_loop import __version__
-from the_loop.cli.text import shown_path, style
+from the_loop.cli.render import shown_path
 from the_loop.errors import ExitCode, FileSystemError, LoopError, Where
 
 T = TypeVar("T")
@@ -42,32 +42,41 @@ _OS_HINTS = {
 }
 
 
+Flag = bool | Callable[[], bool]
+
+
+def _asked(flag: Flag) -> bool:
+    return flag() if callable(flag) else flag
+
+
 def guarded(
     call: Callable[[], T],
     *,
-    debug: bool,
+    debug: Flag,
     crash_dir: Callable[[], Path | None] = lambda: None,
-    json_output: bool = False,
+    json_output: Flag = False,
 ) -> T:
     """Run ``call``; map failures onto ``click.exceptions.Exit`` with our codes.
 
     ``crash_dir`` names the folder for a crash report (the project's state dir);
     it is asked only when loop has a bug to report. ``json_output``: report an
-    error as JSON on stdout instead of text on stderr.
+    error as JSON on stdout instead of text on stderr. ``debug`` and
+    ``json_output`` may be callables, asked when an error is reported: an option
+    given after the command name is known only once the command line is parsed.
     """
     try:
         return call()
     except (click.exceptions.Exit, click.exceptions.Abort):
         raise
     except click.ClickException as exc:
-        if not json_output:
+        if not _asked(json_output):
             raise
         _emit_error("usage", exc.format_message(), int(exc.exit_code))
         raise click.exceptions.Exit(exc.exit_code) from None
     except LoopError as exc:
-        _report(exc, debug, json_output)
+        _report(exc, _asked(debug), _asked(json_output))
     except KeyboardInterrupt:
-        if json_output:
+        if _asked(json_output):
             _emit_error("interrupted", "interrupted", int(ExitCode.INTERRUPTED))
         else:
             click.echo("interrupted", err=True)
@@ -77,14 +86,14 @@ def guarded(
         sys.stderr.close()
         raise click.exceptions.Exit(int(ExitCode.FAILURE)) from None
     except OSError as exc:
-        _report(file_system_error(exc), debug, json_output)
+        _report(file_system_error(exc), _asked(debug), _asked(json_output))
     except Exception as exc:
         if _caused_by_interrupt(exc):
             # Python wraps some exceptions raised while a class is built (a Ctrl-C in
             # ``__set_name__``, while modules load) in a RuntimeError.
             click.echo("interrupted", err=True)
             raise click.exceptions.Exit(int(ExitCode.INTERRUPTED)) from None
-        _internal(exc, debug, crash_dir, json_output)
+        _internal(exc, _asked(debug), crash_dir, _asked(json_output))
     raise AssertionError("unreachable")  # every except above raises
 
 
@@ -215,5 +224,5 @@ def _relative(exc: LoopError) -> LoopError:
 
 def _styled_error(text: str) -> str:
     first, _, rest = text.partition("\n")
-    head = style("error: ", fg="red", bold=True) + first
+    head = click.style("error: ", fg="red", bold=True) + first
     return head + ("\n" + rest if rest else "")

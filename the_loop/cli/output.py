@@ -1,8 +1,8 @@
-"""Rendering helpers shared by click commands: JSON, findings, and a little colour.
+"""Echoing what commands print: JSON, findings, and the ``--json`` option.
 
-The text itself is made by ``the_loop.cli.text`` (without click, so that the quick
-path can use it too); here it is echoed. click strips colour codes when output is
-not a terminal, so commands style freely and pipes stay clean.
+The text itself is made by ``the_loop.cli.render`` (re-exported here, so a command
+imports its output helpers from one place). click strips colour codes when output
+is not a terminal, so commands style freely and pipes stay clean.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import click
 
 from the_loop.cli.app import Env
-from the_loop.cli.text import (
+from the_loop.cli.render import (
     bad,
     dim,
     finding_line,

@@ -1,9 +1,7 @@
 """The walk up to a project's root, in plain ``os`` calls (no pathlib, no loop imports).
 
 :func:`the_loop.config.project_root.find_project_root` is the API; this is its
-walk, kept import-free so that the answer memo (``the_loop.cli.answer_memo``)
-can find the project before anything heavy loads. pathlib alone costs more
-start-up than a kept answer takes to print.
+walk.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 * **Task done**: when the agent finished without running ``loop task done``
   and the task's ``_Test:_`` passes, loop checkpoints for it (through
-  ``workflow.task_transitions.done_task``): Did from the agent's last message,
+  ``workflow.task_transitions.finish_task``): Did from the agent's last message,
   Next naming the task that comes next, the test's result.
 * **Interim**: a task left unfinished with the window under pressure, or a run
   stopped by Ctrl-C (``mid_task``).
@@ -24,7 +24,8 @@ from the_loop.tasks import Task, TaskList, TaskState
 from the_loop.telemetry import ContextReading
 from the_loop.workflow.item_report import ItemReport, fresh_report
 from the_loop.workflow.task_tests import Verification
-from the_loop.workflow.task_transitions import done_task, mid_task, prepare_done
+from the_loop.workflow.task_transitions import finish_task as finish
+from the_loop.workflow.task_transitions import mid_task
 
 
 def next_after(report: ItemReport, task_id: str, *, rerun: str) -> str:
@@ -77,14 +78,17 @@ def finish_task(
     tests = None
     if verification is None:
         tests = "no _Test:_ command; the agent's clean finish is the only evidence"
-    request = prepare_done(
+    return finish(
         ctx,
         task.id,
         did=did,
         next_step=next_after(fresh_report(ctx), task.id, rerun=rerun),
+        tests=tests,
         verify=False,  # the driver ran the task's test itself, before this
+        verification=verification,
+        session=session,
+        dispatch=False,  # the driver marks it when it performs the reset
     )
-    return done_task(ctx, request, tests=tests, verification=verification, session=session)
 
 
 def interim(
@@ -111,6 +115,7 @@ def interim(
         window=window,
         tests=tests,
         session=session,
+        dispatch=False,  # the driver marks it when it performs the reset
     )
     return outcome
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from the_loop.checkpoint import sessions
-from the_loop.checkpoint.sessions import SessionRecord
+from the_loop.checkpoint import seen_sessions as sessions
+from the_loop.checkpoint.seen_sessions import SessionRecord
 from the_loop.hooks.commands import loop_words
 from the_loop.hooks.payload import HookInput
 

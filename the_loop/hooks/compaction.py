@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from the_loop.checkpoint import resets, sessions
+from the_loop.checkpoint import resets
+from the_loop.checkpoint import seen_sessions as sessions
 from the_loop.git.repo import repo_status
 from the_loop.hooks.answer import NOTHING, HookAnswer
 from the_loop.hooks.call import HookCall

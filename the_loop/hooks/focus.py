@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from the_loop.checkpoint.sessions import SessionRecord
+from the_loop.checkpoint.seen_sessions import SessionRecord
 from the_loop.errors import LoopError
 from the_loop.spec.items import ARTIFACT_FILES, list_items, load_item
 from the_loop.spec.project import ItemContext, Project, item_context

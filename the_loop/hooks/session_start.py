@@ -18,9 +18,10 @@ import shlex
 from dataclasses import replace
 from pathlib import Path
 
-from the_loop.checkpoint import resets, sessions
+from the_loop.checkpoint import resets
+from the_loop.checkpoint import seen_sessions as sessions
 from the_loop.checkpoint.resets import ResetRecord
-from the_loop.checkpoint.sessions import SessionRecord
+from the_loop.checkpoint.seen_sessions import SessionRecord
 from the_loop.hooks.answer import NOTHING, HookAnswer
 from the_loop.hooks.call import HookCall
 from the_loop.hooks.focus import Focus, find_focus

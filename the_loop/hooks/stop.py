@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from the_loop.checkpoint import sessions
+from the_loop.checkpoint import seen_sessions as sessions
 from the_loop.git.repo import repo_status
 from the_loop.hooks.answer import NOTHING, HookAnswer
 from the_loop.hooks.call import HookCall

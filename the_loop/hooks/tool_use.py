@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from the_loop.checkpoint import sessions
+from the_loop.checkpoint import seen_sessions as sessions
 from the_loop.checkpoint.policy import Verdict, pressure_verdict
-from the_loop.checkpoint.sessions import SessionRecord
+from the_loop.checkpoint.seen_sessions import SessionRecord
 from the_loop.config.loader import CONFIG_DIR, CONFIG_FILE, ContextPolicy, Pressure
 from the_loop.errors import LoopError
 from the_loop.hooks.answer import NOTHING, HookAnswer

@@ -1,8 +1,6 @@
 """Whether the environment lets loop use its caches: ``LOOP_NO_CACHE`` unset, empty or 0.
 
-One rule for the parse cache (``io/content_cache.py``) and the kept answers
-(``cli/answer_memo.py``); import-free, because the kept-answer path reads it
-before anything heavy loads.
+One rule for every cache loop keeps (today the parse cache, ``io/content_cache.py``).
 """
 
 from __future__ import annotations

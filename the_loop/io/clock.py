@@ -7,20 +7,13 @@ the same log entries on every run.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from datetime import datetime, timezone
 
 from the_loop.errors import UsageError
 
-# Called each time the clock is read. The answer memo (the_loop.cli.answer_memo)
-# listens: an answer that depends on the time cannot be kept for later.
-readers: list[Callable[[], None]] = []
-
 
 def utc_now() -> datetime:
     """Now, in UTC, to the second."""
-    for note in readers:
-        note()
     pinned = os.environ.get("LOOP_NOW")
     if pinned:
         try:

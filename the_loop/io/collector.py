@@ -21,8 +21,7 @@ class Paused:
     frozen (``gc.freeze``): the values a command has read live until it exits,
     and walking them again would only repeat the pass the pause avoided. Cyclic
     garbage made before the freeze is kept rather than collected; a command's
-    process is short. (A class, not ``contextlib``: this module is on the quick
-    path, where contextlib's import alone would cost more than a kept answer.)
+    process is short.
     """
 
     def __init__(self, expected_objects: int = 0) -> None:
@@ -43,15 +42,3 @@ class Paused:
 def paused(expected_objects: int = 0) -> Paused:
     """The collector paused for a block that builds about ``expected_objects`` objects."""
     return Paused(expected_objects)
-
-
-def paused_for_command() -> Paused:
-    """Pause the collector for what is left of a short read-only command.
-
-    Loading loop's modules and reading an item's files build objects by the
-    hundred thousand and leave almost no cyclic garbage, yet the young
-    generations were collected some thirty times in a cold ``loop next`` (a tenth
-    of its CPU). Everything alive at the end is frozen, so that the pass which
-    follows the pause does not walk all that was read.
-    """
-    return Paused(expected_objects=LARGE)

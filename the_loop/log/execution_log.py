@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from the_loop.errors import UnusableInputError, Where
+from the_loop.errors import LoopError, UnusableInputError, Where
 from the_loop.findings import Finding, Level
 from the_loop.io import atomic
 from the_loop.io.textfile import LOG_LIMIT, read_limited
@@ -381,14 +381,38 @@ def sync_phase(
     """Mirror ``phase`` into the log's front matter; optionally record a transition row.
 
     ``transition`` is ``(entered date, approved by, notes)`` for the phase
-    being entered. One atomic rewrite; returns whether the file changed.
+    being entered. One atomic rewrite; returns whether the file changed. With no
+    transition to record and the front matter already saying so, only the head of
+    the file is read: a checkpoint's cost does not grow with the log.
     """
+    if transition is None and _front_matter_agrees(path, phase, status):
+        return False
     text = _read_text(path, exact=True)
     new_text = phase_synced(text, path, phase, status=status, transition=transition)
     if new_text == text:
         return False
     atomic.write_bytes(path, _encode(new_text))
     return True
+
+
+def _front_matter_agrees(path: Path, phase: str, status: str | None) -> bool:
+    """Whether the front matter (read from the file's head alone) already says ``phase``."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_TAIL_CHUNK).decode("utf-8", errors="surrogateescape")
+    except OSError:
+        return False  # the full read reports it
+    lines = head.split("\n")
+    if lines[0].rstrip() != "---":
+        return False
+    ends = [n for n, line in enumerate(lines[1:-1], 1) if line.rstrip() == "---"]
+    if not ends:
+        return False  # the front matter does not end in the head: read it all
+    try:
+        front = parse_front_matter("\n".join(lines[: ends[0] + 1]) + "\n", path)
+    except LoopError:
+        return False  # the full read reports it where it is
+    return front.get("phase") == phase and (status is None or front.get("status") == status)
 
 
 def phase_synced(

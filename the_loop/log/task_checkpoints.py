@@ -4,7 +4,8 @@ A task is done only with its checkpoint: the entry loop appends when the task is
 finished (``### <stamp> — task N done: <title>``), whose **WIP:** line names the
 commit that carries it (``Loop-Checkpoint: <id>``) or says why there is none. A
 checkbox ticked by hand has no such entry. This module finds those entries with
-one scan of the log's text and no other parsing, so ``loop status`` can ask on
+one scan of the log's text and no other parsing (in a log with no code fence, a
+few regex passes that never split it into lines), so ``loop status`` can ask on
 every call; comparing them with the checkboxes and with git's history is
 ``the_loop.workflow.tick_evidence``'s work.
 
@@ -25,6 +26,13 @@ _HEADING = re.compile(r"^###\s+\d{4}-\d{2}-\d{2}\S*\s*(?:UTC\s*)?(?:[—–]|--?
 _TASK_DONE = re.compile(r"^task\s+(?P<id>[^\s:;,]+)\s+done\b")
 _WIP = re.compile(r"^[-*]\s+\*\*WIP:?\*\*:?\s*(?P<value>.*)$")
 _CHECKPOINT_ID = re.compile(r"Loop-Checkpoint:\s*(?P<id>[\w.:-]+)")
+# The fast path's patterns: a heading that may say "task N done" (after a newline, so
+# that re searches for the literal rather than trying every position; the first line
+# apart), a heading or WIP line, any WIP line.
+_MAYBE_DONE = re.compile(r"\n(#[^\n]*done[^\n]*)")
+_MAYBE_DONE_FIRST = re.compile(r"(#[^\n]*done[^\n]*)")
+_HEADING_OR_WIP = re.compile(r"^(?:#|[-*][^\S\n]+\*\*WIP)[^\n]*", re.MULTILINE)
+_ANY_WIP = re.compile(r"^[-*][^\S\n]+\*\*WIP:?\*\*", re.MULTILINE)
 # loop's own log template says so in its introduction; a log created by
 # `loop new` is kept by loop from its first line.
 _TEMPLATE_MARK = "written by `loop` at every checkpoint"
@@ -78,6 +86,13 @@ def read_task_checkpoints(path: Path) -> LogCheckpoints:
 
 def scan_task_checkpoints(text: str) -> LogCheckpoints:
     """The task checkpoints in a log's text (see the module docstring)."""
+    if "```" not in text and "~~~" not in text:  # no fence can open: the fast path
+        return _scan_unfenced(text)
+    return _scan_lines(text)
+
+
+def _scan_lines(text: str) -> LogCheckpoints:
+    """The scan line by line, fences followed (any log)."""
     kept = _TEMPLATE_MARK in text[:4096]
     done: dict[str, TaskCheckpoint] = {}
     fence: tuple[str, int] | None = None
@@ -109,4 +124,38 @@ def scan_task_checkpoints(text: str) -> LogCheckpoints:
             task_id, at, stamp = current
             done[task_id] = TaskCheckpoint(task_id, at, stamp, found["id"] if found else None)
             current = None
+    return LogCheckpoints(kept, done)
+
+
+def _scan_unfenced(text: str) -> LogCheckpoints:
+    """``scan_task_checkpoints`` for a log without a code fence: regex passes in C.
+
+    Without fences every heading is a heading, so only the headings that may say
+    ``task N done`` and the line after each that is a heading or a WIP line need
+    looking at; the rest of a long log (nearly all of it) is never split into lines.
+    """
+    kept = _TEMPLATE_MARK in text[:4096] or _ANY_WIP.search(text) is not None
+    done: dict[str, TaskCheckpoint] = {}
+    number, at = 1, 0
+    first = _MAYBE_DONE_FIRST.match(text)
+    for found in ([first] if first else []) + list(_MAYBE_DONE.finditer(text)):
+        start = found.start(1)
+        number += text.count("\n", at, start)
+        at = start
+        line = found.group(1).rstrip("\r")
+        heading = _HEADING.match(line)
+        task = _TASK_DONE.match(heading["summary"]) if heading else None
+        if heading is None or task is None:
+            continue
+        after = _HEADING_OR_WIP.search(text, found.end(1))
+        if after is None or after.group().startswith("#"):
+            continue  # the entry ends before any WIP line: it records no checkpoint
+        wip = _WIP.match(after.group().rstrip("\r"))
+        if wip is None:
+            continue
+        stamp = line[4:].split(" ", 1)[0] if line.startswith("### ") else ""
+        checkpoint = _CHECKPOINT_ID.search(wip["value"])
+        done[task["id"]] = TaskCheckpoint(
+            task["id"], number, stamp, checkpoint["id"] if checkpoint else None
+        )
     return LogCheckpoints(kept, done)

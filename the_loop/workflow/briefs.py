@@ -15,7 +15,7 @@ from the_loop.tasks import TaskState
 from the_loop.workflow.answer_limits import LIST_LIMIT, capped
 from the_loop.workflow.item_report import ItemReport, relative
 from the_loop.workflow.next_action import Action, next_action
-from the_loop.workflow.next_task import next_view
+from the_loop.workflow.next_answer import next_view
 
 _GUIDANCE = {
     "brainstorm": "Explore the idea, the open questions and the options; it is the root "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from the_loop.checkpoint import sessions
+from the_loop.checkpoint import seen_sessions
 from the_loop.checkpoint import transaction as checkpoint
 from the_loop.checkpoint.policy import Reset
 from the_loop.errors import RefusedError, Where
@@ -127,7 +127,7 @@ def _hand_out(
         action = next_action(report)
     if task is not None and task.state is not TaskState.DONE and not dry_run:
         # the session handed this task is the one whose unsaved work Stop guards
-        sessions.own_task(ctx.project.root, session, ctx.item.id, task.id)
+        seen_sessions.own_task(ctx.project.root, session, ctx.item.id, task.id)
     return ExecuteStep("task", report, action, crossing, brief(report, action))
 
 

@@ -301,7 +301,7 @@ class ItemReport:
             found.extend(self.tasks.findings)
             found.extend(self.dag.findings if self.dag else ())
             found.extend(self._ahead_of_lock())
-            found.extend(tick_evidence.tick_findings(self))
+            found.extend(tick_evidence.tick_findings(self, self.tick_problems))
             found.extend(task_tests.test_command_findings(self))
         found.extend(placeholder_findings(self.item))
         if deep:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from the_loop.checkpoint import sessions
+from the_loop.checkpoint import seen_sessions
 from the_loop.checkpoint.policy import PressureReading
 from the_loop.errors import LoopError
 from the_loop.telemetry import Harness, read_context
@@ -54,7 +54,7 @@ def session_pressure(
     if not session:
         return SessionPressure(gap="no session id, so no transcript to read a reading from")
     env = os.environ if env is None else env
-    record = sessions.load(root, session)
+    record = seen_sessions.load(root, session)
     transcript = Path(record.transcript) if record and record.transcript else None
     harness = None
     if record is not None and record.harness in ("claude", "codex"):

@@ -27,7 +27,7 @@ from the_loop.tasks.values import test_text
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
 if TYPE_CHECKING:
-    from the_loop.workflow.item_report import ItemReport
+    from the_loop.workflow.item_view import ItemView
 
 _OUTPUT_TAIL = 2000  # characters of a failing test's output kept for the message
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
@@ -92,7 +92,7 @@ def _shell_hint(item: str) -> str:
     )
 
 
-def test_command_findings(report: ItemReport) -> list[Finding]:
+def test_command_findings(report: ItemView) -> list[Finding]:
     """A warning for every ``_Test:_`` command that needs a shell it will not get."""
     if report.tasks is None:
         return []
@@ -147,7 +147,7 @@ class Verification:
         return f"`{shown}` exited {self.returncode} ({'pass' if self.passed else 'fail'})"
 
 
-def plan_test(report: ItemReport, task: Task) -> TestRun:
+def plan_test(report: ItemView, task: Task) -> TestRun:
     """The test ``task`` names, ready to run; refused when it cannot run as written."""
     path = report.item.artifacts["tasks"].path
     argv = test_command(task)

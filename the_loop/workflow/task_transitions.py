@@ -1,8 +1,19 @@
-"""Task transitions: ``loop task start``, ``loop task done`` and mid-task checkpoints."""
+"""Task transitions: ``loop task start``, ``loop task done`` and mid-task checkpoints.
+
+Each is one call that does the whole transition under one project lock, on the
+item loaded once under that lock: the checks, the task's test (``task done
+--verify``), the checkpoint (tick, entry, phase, commit, reset record) and the
+reset marked dispatched, since the caller prints the directive straight away.
+The caller names the item by an ``ItemAt`` (where it is, not its content), so
+nothing it read before the lock can be acted on.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from the_loop.checkpoint import plans
 from the_loop.checkpoint import transaction as checkpoint
@@ -19,15 +30,49 @@ from the_loop.checkpoint.transaction import Outcome
 from the_loop.dag.analysis import id_sort_key
 from the_loop.errors import RefusedError, Where
 from the_loop.io import clock
-from the_loop.spec.project import ItemContext
+from the_loop.spec.items import load_item, resolve_item
+from the_loop.spec.project import ItemContext, Project, item_context, open_project
 from the_loop.tasks import Task, TaskState, set_state
 from the_loop.workflow import tick_evidence
-from the_loop.workflow.item_report import ItemReport, fresh_report
-from the_loop.workflow.next_step import concrete_did, concrete_next
+from the_loop.workflow.entry_text import concrete_did, concrete_next
+from the_loop.workflow.item_report import ItemReport
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost)
 if TYPE_CHECKING:
-    from the_loop.workflow.task_tests import TestRun, Verification
+    from contextlib import AbstractContextManager
+
+    from the_loop.workflow.task_tests import Verification
+
+    WatchTest = Callable[[str], AbstractContextManager[None]]
+
+
+@dataclass(frozen=True)
+class ItemAt:
+    """Where a work item is, with its project: the item itself is loaded under the lock."""
+
+    project: Project
+    folder: Path
+    spec_root: Path
+
+    @staticmethod
+    def of(ctx: ItemContext) -> ItemAt:
+        """The place of an item a caller already holds (it is read again under the lock)."""
+        return ItemAt(ctx.project, ctx.item.path, ctx.item.spec_root)
+
+    def load(self) -> ItemReport:
+        """The item as it is on disk now (call it under the lock: files change under it)."""
+        item = load_item(self.folder, self.spec_root)
+        return ItemReport(item_context(self.project, item))
+
+
+def locate(root: Path, ref: str, *, cwd: Path) -> ItemAt:
+    """Resolve ``ref`` in the project at ``root`` without reading the item's files."""
+    project = open_project(root)
+    return ItemAt(project, resolve_item(project.spec_root, ref, cwd=cwd), project.spec_root)
+
+
+def _at(item: ItemAt | ItemContext) -> ItemAt:
+    return item if isinstance(item, ItemAt) else ItemAt.of(item)
 
 
 def _task(report: ItemReport, task_id: str) -> Task:
@@ -95,86 +140,135 @@ def _first_ready_blocker(report: ItemReport, blockers: tuple[str, ...]) -> str:
     return f"none of them can start: `loop check {report.id}` says why"
 
 
-def start_task(ctx: ItemContext, task_id: str, *, session: str | None = None) -> Task:
+def start_task(item: ItemAt | ItemContext, task_id: str, *, session: str | None = None) -> Task:
     """Mark a task in progress; refuses while one of its dependencies is open.
 
     ``session`` (the agent's) is recorded as the task's owner, so the Stop hook
     knows whose unsaved work it is.
     """
     # Loaded before anything changes; `task done` given --session never needs it.
-    from the_loop.checkpoint import sessions
+    from the_loop.checkpoint import seen_sessions
 
-    with checkpoint.locked(ctx.project.root):
-        report = fresh_report(ctx)
+    at = _at(item)
+    with checkpoint.locked(at.project.root):
+        report = at.load()
         _require_executable(report)
         task = _task(report, task_id)
         if task.state is TaskState.DONE:
             raise RefusedError(f"task {task.id} is already done")
         _require_deps_done(report, task)
         set_state(report.item.artifacts["tasks"].path, task.id, TaskState.IN_PROGRESS)
-        sessions.own_task(ctx.project.root, session, ctx.item.id, task.id)
+        seen_sessions.own_task(at.project.root, session, report.id, task.id)
         return task
 
 
-@dataclass(frozen=True)
-class DoneRequest:
-    """A ``task done`` that passed every quick check; its test (if any) runs next."""
-
-    task: str
-    did: str
-    next_step: str
-    adopt: bool
-    test: TestRun | None
-
-
-def prepare_done(
-    ctx: ItemContext,
+def finish_task(
+    item: ItemAt | ItemContext,
     task_id: str,
     *,
     did: str,
     next_step: str,
+    tests: str | None = None,
+    blockers: str = "none",
     adopt: bool = False,
     verify: bool | None = None,
-) -> DoneRequest:
-    """Every check that takes milliseconds, so none of them waits for a test.
+    verification: Verification | None = None,
+    session: str | None = None,
+    watch_test: WatchTest | None = None,
+    dispatch: bool = True,
+) -> Outcome:
+    """Complete a task: the checkpoint, then the ``taskBoundary`` reset.
 
-    ``verify``: run the task's test (``None``: as ``checkpoint.verifyTests`` says).
+    One lock for the whole of it, one load of the item. In order: the words
+    (--did, --next), the lock (an interrupted checkpoint is finished first), the
+    approval of tasks.md (an edited, unapproved _Test:_ command never runs), the
+    task itself (done already? ticked by hand?), its dependencies, whether its
+    test can run as written; then the test (``verify``; ``None``: as
+    ``checkpoint.verifyTests`` says; ``watch_test(command)`` wraps the run, for
+    the CLI's progress line), then the checkpoint. A failed test changes nothing.
+    ``verification``: a test the caller ran itself (the driver).
 
-    In order: the words (--did, --next), the project lock (an interrupted
-    checkpoint is finished first), the approval of tasks.md (an edited, unapproved
-    _Test:_ command never runs), the task itself (done already? ticked by hand?),
-    its dependencies, and whether its test can run as written. Nothing is
-    changed; ``done_task`` checks it all again under the lock after the test.
+    The last task's checkpoint also enters needs-review (one checkpoint, one
+    reset: the stronger of ``taskBoundary`` and ``phaseBoundary``), so no
+    second reset follows at the next call. ``dispatch``: mark the reset
+    dispatched (the caller shows the directive at once).
     """
+    at = _at(item)
+    root = at.project.root
     did = concrete_did(did)
-    if verify is None:
-        verify = ctx.config.checkpoint.verify_tests
-    with checkpoint.locked(ctx.project.root):
-        report = fresh_report(ctx)
+    with checkpoint.locked(root):
+        report = at.load()
         task = _task(report, task_id)
         next_step = concrete_next(next_step, report, finishing=task.id)
         _require_executable(report)
         _require_finishable(report, task, adopt)
-        test = None
-        if verify:
-            from the_loop.workflow.task_tests import plan_test  # only when a test is to run
+        if verification is None and (
+            report.config.checkpoint.verify_tests if verify is None else verify
+        ):
+            verification = _run_test(report, task, watch_test)
+        if verification is not None and not verification.passed:
+            raise RefusedError(
+                f"task {task.id} is not done: its test failed: {verification.summary()}",
+                details=tuple(verification.output.strip().splitlines()[-15:]),
+                hint="fix it and run `loop task done` again; nothing was changed",
+            )
+        results = tests or (
+            verification.summary() if verification else "not run (no --tests given)"
+        )
+        if verification is not None and tests:
+            results = f"{tests}; verified: {verification.summary()}"
+        plan = _done_plan(
+            report,
+            task,
+            did=did,
+            next_step=next_step,
+            tests=results,
+            blockers=blockers,
+            adopt=adopt,
+            session=session,
+        )
+        outcome = checkpoint.run_locked(root, plan)
+        assert outcome is not None  # a plan, not a function that may decline
+        return _dispatched(root, outcome) if dispatch else outcome
 
-            test = plan_test(report, task)
-    return DoneRequest(task.id, did, next_step, adopt, test)
+
+def _run_test(report: ItemReport, task: Task, watch: WatchTest | None) -> Verification:
+    """The task's test, planned (refused when it cannot run as written) and run."""
+    from the_loop.workflow.task_tests import plan_test, run_test  # only when a test runs
+
+    test = plan_test(report, task)
+    with watch(test.shown) if watch is not None else contextlib.nullcontext():
+        return run_test(test)
+
+
+def _dispatched(root: Path, outcome: Outcome) -> Outcome:
+    """The outcome with its reset marked dispatched (the caller holds the lock)."""
+    if outcome.record is None:
+        return outcome
+    from the_loop.checkpoint.resets import mark_dispatched_locked
+
+    return replace(outcome, record=mark_dispatched_locked(root, outcome.record))
 
 
 def _require_finishable(report: ItemReport, task: Task, adopt: bool) -> None:
-    """Not done yet (or, with ``adopt``, ticked by hand), and every dependency done."""
-    unrecorded = {t.id for t in report.unrecorded_ticks}
-    problems = {p.task.id for p in report.tick_problems} if adopt else set()
-    adopt_cmd = tick_evidence.adopt_command(report.id, task.id)
-    if adopt:
-        if task.state is not TaskState.DONE:
+    """Not done yet (or, with ``adopt``, ticked by hand), and every dependency done.
+
+    The log's evidence is asked for only when the task is ticked already: an open
+    task is finishable whatever the log says, and reading it costs its length.
+    """
+    if task.state is not TaskState.DONE:
+        if adopt:
             raise RefusedError(
                 f"task {task.id} is not ticked: --adopt records a checkpoint for a task "
                 "ticked by hand",
                 hint=f"finish it without --adopt: `loop task done {report.id} {task.id} …`",
             )
+        _require_deps_done(report, task)
+        return
+    unrecorded = {t.id for t in report.unrecorded_ticks}
+    adopt_cmd = tick_evidence.adopt_command(report.id, task.id)
+    if adopt:
+        problems = {p.task.id for p in report.tick_problems}
         if task.id not in unrecorded and task.id not in problems:
             entry = report.log_checkpoints.done.get(task.id)
             where = f" ({entry.stamp})" if entry else ""
@@ -183,94 +277,69 @@ def _require_finishable(report: ItemReport, task: Task, adopt: bool) -> None:
                 hint=f"`loop next {report.id}` shows what is left",
             )
         return
-    if task.state is TaskState.DONE:
-        if task.id in unrecorded:
-            raise RefusedError(
-                f"task {task.id} is ticked, but no checkpoint records it (ticked by hand?)",
-                where=Where(report.item.artifacts["tasks"].path, task.line),
-                hint=f"`{adopt_cmd}` records the checkpoint without ticking it again",
-            )
+    if task.id in unrecorded:
         raise RefusedError(
-            f"task {task.id} is already done",
-            hint=f"`loop next {report.id}` shows what is left",
+            f"task {task.id} is ticked, but no checkpoint records it (ticked by hand?)",
+            where=Where(report.item.artifacts["tasks"].path, task.line),
+            hint=f"`{adopt_cmd}` records the checkpoint without ticking it again",
         )
-    _require_deps_done(report, task)
+    raise RefusedError(
+        f"task {task.id} is already done",
+        hint=f"`loop next {report.id}` shows what is left",
+    )
 
 
-def done_task(
-    ctx: ItemContext,
-    request: DoneRequest,
+def _done_plan(
+    report: ItemReport,
+    task: Task,
     *,
-    tests: str | None = None,
-    blockers: str = "none",
-    verification: Verification | None = None,
-    session: str | None = None,
-) -> Outcome:
-    """Complete a task: the checkpoint, then the ``taskBoundary`` reset.
-
-    The last task's checkpoint also enters needs-review (one checkpoint, one
-    reset: the stronger of ``taskBoundary`` and ``phaseBoundary``), so no
-    second reset follows at the next call.
-    """
-    task_id = request.task
-    if verification is not None and not verification.passed:
-        raise RefusedError(
-            f"task {task_id} is not done: its test failed: {verification.summary()}",
-            details=tuple(verification.output.strip().splitlines()[-15:]),
-            hint="fix it and run `loop task done` again; nothing was changed",
+    did: str,
+    next_step: str,
+    tests: str,
+    blockers: str,
+    adopt: bool,
+    session: str | None,
+) -> checkpoint.Plan:
+    """The checkpoint of a finished task, decided on the files as they are under the lock."""
+    ctx = report.ctx
+    last = _completes_the_item(report, task)
+    decision = boundary_reset(ctx.config.context, Boundary.TASK, what=f"task {task.id} done")
+    summary = f"task {task.id} done: {task.title}"
+    if adopt:
+        summary += " (adopted: it was ticked by hand)"
+    phase = "implementation"
+    transition = None
+    if last:
+        phase = "needs-review"
+        summary += "; entered needs-review"
+        crossing = boundary_reset(
+            ctx.config.context,
+            Boundary.PHASE,
+            what="phase boundary implementation → needs-review",
         )
-    results = tests or (verification.summary() if verification else "not run (no --tests given)")
-    if verification is not None and tests:
-        results = f"{tests}; verified: {verification.summary()}"
-
-    def plan() -> checkpoint.Plan:
-        # Decided under the lock, on the files as they are now.
-        report = fresh_report(ctx)
-        _require_executable(report)
-        task = _task(report, task_id)
-        _require_finishable(report, task, request.adopt)
-        last = _completes_the_item(report, task)
-        decision = boundary_reset(ctx.config.context, Boundary.TASK, what=f"task {task.id} done")
-        summary = f"task {task.id} done: {task.title}"
-        if request.adopt:
-            summary += " (adopted: it was ticked by hand)"
-        phase = "implementation"
-        transition = None
-        if last:
-            phase = "needs-review"
-            summary += "; entered needs-review"
-            crossing = boundary_reset(
-                ctx.config.context,
-                Boundary.PHASE,
-                what="phase boundary implementation → needs-review",
-            )
-            decision = one_reset(decision, crossing)
-            transition = (clock.day(clock.utc_now()), "", "all tasks done")
-        entry = plans.EntryText(
-            summary=summary,
-            phase=phase,
-            did=request.did,
-            next=request.next_step,
-            tests=results,
-            blockers=blockers,
-        )
-        plans.ensure_log(ctx, report.title, "implementation")
-        return plans.build(
-            ctx,
-            entry,
-            decision,
-            subject=f"task {task.id}",
-            task_id=task.id,
-            tick_from=None if request.adopt else task.state.value,
-            tick_to=None if request.adopt else TaskState.DONE.value,
-            mirror_phase=phase,
-            transition=transition,
-            session=session,
-        )
-
-    outcome = checkpoint.run(ctx.project.root, plan)
-    assert outcome is not None  # the plan function never declines
-    return outcome
+        decision = one_reset(decision, crossing)
+        transition = (clock.day(clock.utc_now()), "", "all tasks done")
+    entry = plans.EntryText(
+        summary=summary,
+        phase=phase,
+        did=did,
+        next=next_step,
+        tests=tests,
+        blockers=blockers,
+    )
+    plans.ensure_log(ctx, report.title, "implementation")
+    return plans.build(
+        ctx,
+        entry,
+        decision,
+        subject=f"task {task.id}",
+        task_id=task.id,
+        tick_from=None if adopt else task.state.value,
+        tick_to=None if adopt else TaskState.DONE.value,
+        mirror_phase=phase,
+        transition=transition,
+        session=session,
+    )
 
 
 def _completes_the_item(report: ItemReport, task: Task) -> bool:
@@ -278,12 +347,14 @@ def _completes_the_item(report: ItemReport, task: Task) -> bool:
     if report.phase.recorded != "implementation" or report.tasks is None:
         return False
     open_ = [t for t in report.tasks.tasks if t.state is not TaskState.DONE and t.id != task.id]
+    if open_:
+        return False  # the log's evidence of the other ticks is read only for the last task
     unrecorded = [t for t in report.unrecorded_ticks if t.id != task.id]
     return not open_ and not unrecorded
 
 
 def mid_task(
-    ctx: ItemContext,
+    item: ItemAt | ItemContext,
     *,
     did: str,
     next_step: str,
@@ -294,6 +365,7 @@ def mid_task(
     tests: str | None = None,
     session: str | None = None,
     compacting: str | None = None,
+    dispatch: bool = True,
 ) -> tuple[Outcome, PressureReading]:
     """An interim checkpoint inside a task; compaction if the window is under pressure.
 
@@ -301,59 +373,79 @@ def mid_task(
     there is none either, the verdict names the gap and the reset is the safe
     side (compaction). ``compacting`` says the harness is compacting right now
     (the PreCompact hook): the reset is then that compaction, whatever the verdict.
+    One lock, one load of the item; filler and a Next: naming nothing are
+    refused before anything changes. ``dispatch`` as in ``finish_task``.
     """
+    at = _at(item)
+    root = at.project.root
     did = concrete_did(did)
     found = None
     if tokens is None and window is None and percent is None:
         # Transcript reading (the telemetry package) only when no numbers were given.
         from the_loop.workflow.session_reading import session_pressure
 
-        found = session_pressure(ctx.project.root, session)
+        found = session_pressure(root, session)
         tokens, window, percent = found.tokens, found.window, found.percent
-    reading = pressure_verdict(
-        ctx.config.context.pressure, tokens=tokens, window=window, percent=percent
-    )
-    if found is not None:
-        reading = found.annotate(reading)
-
-    # Filler and a Next: naming nothing are refused before the lock is taken.
-    concrete_next(next_step, fresh_report(ctx))
-
-    def plan() -> checkpoint.Plan:
-        report = fresh_report(ctx)
-        chosen = task_id
-        if chosen is None:
-            tasks = report.tasks.tasks if report.tasks else ()
-            active = [t for t in tasks if t.state is TaskState.IN_PROGRESS]
-            chosen = active[0].id if len(active) == 1 else None
-        task = _task(report, chosen) if chosen else None
-        what = f"mid-task in task {task.id}" if task else "mid-task"
-        if compacting:
-            decision = Decision(Reset.COMPACT, f"{what}; {compacting}")
-        else:
-            decision = boundary_reset(
-                ctx.config.context, Boundary.MID_TASK, what=what, verdict=reading.verdict
-            )
-        phase = report.phase.recorded or report.phase.implied
-        summary = f"interim checkpoint during task {task.id}" if task else "interim checkpoint"
-        entry = plans.EntryText(
-            summary=summary,
-            phase=phase,
+    with checkpoint.locked(root):
+        report = at.load()
+        reading = pressure_verdict(
+            report.config.context.pressure, tokens=tokens, window=window, percent=percent
+        )
+        if found is not None:
+            reading = found.annotate(reading)
+        plan = _interim_plan(
+            report,
             did=did,
-            next=concrete_next(next_step, report),
-            tests=tests or "not run",
-        )
-        plans.ensure_log(ctx, report.title, phase)
-        subject = f"interim, task {task.id}" if task else "interim"
-        return plans.build(
-            ctx,
-            entry,
-            decision,
-            subject=subject,
-            task_id=task.id if task else None,
+            next_step=concrete_next(next_step, report),
+            task_id=task_id,
+            reading=reading,
+            tests=tests,
             session=session,
+            compacting=compacting,
         )
+        outcome = checkpoint.run_locked(root, plan)
+        assert outcome is not None
+        return (_dispatched(root, outcome) if dispatch else outcome), reading
 
-    outcome = checkpoint.run(ctx.project.root, plan)
-    assert outcome is not None
-    return outcome, reading
+
+def _interim_plan(
+    report: ItemReport,
+    *,
+    did: str,
+    next_step: str,
+    task_id: str | None,
+    reading: PressureReading,
+    tests: str | None,
+    session: str | None,
+    compacting: str | None,
+) -> checkpoint.Plan:
+    """The interim checkpoint: in the task named, else the one task in progress."""
+    ctx = report.ctx
+    chosen = task_id
+    if chosen is None:
+        tasks = report.tasks.tasks if report.tasks else ()
+        active = [t for t in tasks if t.state is TaskState.IN_PROGRESS]
+        chosen = active[0].id if len(active) == 1 else None
+    task = _task(report, chosen) if chosen else None
+    what = f"mid-task in task {task.id}" if task else "mid-task"
+    if compacting:
+        decision = Decision(Reset.COMPACT, f"{what}; {compacting}")
+    else:
+        decision = boundary_reset(
+            ctx.config.context, Boundary.MID_TASK, what=what, verdict=reading.verdict
+        )
+    phase = report.phase.recorded or report.phase.implied
+    summary = f"interim checkpoint during task {task.id}" if task else "interim checkpoint"
+    entry = plans.EntryText(
+        summary=summary, phase=phase, did=did, next=next_step, tests=tests or "not run"
+    )
+    plans.ensure_log(ctx, report.title, phase)
+    subject = f"interim, task {task.id}" if task else "interim"
+    return plans.build(
+        ctx,
+        entry,
+        decision,
+        subject=subject,
+        task_id=task.id if task else None,
+        session=session,
+    )

@@ -23,9 +23,11 @@ from the_loop.tasks import TaskState
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from the_loop.log.task_checkpoints import TaskCheckpoint
     from the_loop.tasks import Task
-    from the_loop.workflow.item_report import ItemReport
+    from the_loop.workflow.item_view import ItemView
 
 NO_CHECKPOINT = "no-checkpoint"
 COMMIT_GONE = "commit-gone"
@@ -57,7 +59,7 @@ def adopt_command(item: str, task_id: str) -> str:
     return f'loop task done {item} {task_id} --adopt --did "…" --next "…"'
 
 
-def ticked_tasks(report: ItemReport) -> list[Task]:
+def ticked_tasks(report: ItemView) -> list[Task]:
     """Ticked tasks, each id once (its first definition, as the DAG reads it)."""
     seen: set[str] = set()
     ticked = []
@@ -70,7 +72,7 @@ def ticked_tasks(report: ItemReport) -> list[Task]:
     return ticked
 
 
-def unrecorded_ticks(report: ItemReport) -> list[Task]:
+def unrecorded_ticks(report: ItemView) -> list[Task]:
     """Ticked tasks with no checkpoint entry in the log (the log alone; no git)."""
     records = report.log_checkpoints
     if not records.kept_by_loop:
@@ -78,7 +80,7 @@ def unrecorded_ticks(report: ItemReport) -> list[Task]:
     return [t for t in ticked_tasks(report) if t.id not in records.done]
 
 
-def tick_problems(report: ItemReport) -> list[TickProblem]:
+def tick_problems(report: ItemView) -> list[TickProblem]:
     """Every tick without its evidence: no entry, or an entry whose commit is gone."""
     records = report.log_checkpoints
     if not records.kept_by_loop:
@@ -99,7 +101,7 @@ def tick_problems(report: ItemReport) -> list[TickProblem]:
     return sorted(problems, key=lambda p: p.task.line)
 
 
-def _gone(report: ItemReport, committed: list[tuple[Task, TaskCheckpoint]]) -> list[TickProblem]:
+def _gone(report: ItemView, committed: list[tuple[Task, TaskCheckpoint]]) -> list[TickProblem]:
     # git and the checkpoint transaction are loaded only here: a read that finds
     # no committed checkpoint to look up never needs them.
     from the_loop.checkpoint import transaction as checkpoint
@@ -118,14 +120,14 @@ def _gone(report: ItemReport, committed: list[tuple[Task, TaskCheckpoint]]) -> l
     ]
 
 
-def tick_findings(report: ItemReport) -> list[Finding]:
+def tick_findings(report: ItemView, problems: Iterable[TickProblem]) -> list[Finding]:
     """The findings ``loop check`` and ``loop status`` report for ``tick_problems``."""
     if report.tasks is None:
         return []
     path = report.tasks.path
     log = report.item.artifacts["execution-log"].path.name
     found = []
-    for problem in report.tick_problems:
+    for problem in problems:
         task = problem.task
         if problem.kind == NO_CHECKPOINT:
             found.append(

@@ -1,65 +1,49 @@
-"""Text for people and JSON for programs, without click: colours, paths, findings.
+"""What commands print: colour, paths as the user sees them, findings, JSON.
 
-The colour codes are the ones ``click.style`` writes, and ``strip_ansi`` removes them
-as ``click.echo`` does when output is not a terminal, so a command reads the same
-whether click or the quick path (``the_loop.cli.quick``) prints it.
+The colours are ``click.style``'s; ``click.echo`` drops them when the output is
+not a terminal (or ``--no-color`` / ``NO_COLOR`` asks), so commands style freely
+and pipes stay clean. Nothing here echoes: ``the_loop.cli.output`` does.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
+
+import click
 
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level
 
-TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
-if TYPE_CHECKING:
-    from typing import Any
-
-_COLOURS = {"red": 31, "green": 32, "yellow": 33, "cyan": 36}
 _LEVEL_COLOURS = {Level.ERROR: "red", Level.WARNING: "yellow", Level.INFO: "cyan"}
-_ANSI = re.compile(r"\033\[[0-?]*[ -/]*[@-~]")  # click's pattern
-
-
-def style(text: str, *, fg: str | None = None, bold: bool = False, dim: bool = False) -> str:
-    """``text`` with ANSI colour codes, exactly as ``click.style`` writes them."""
-    codes = ""
-    if fg is not None:
-        codes += f"\033[{_COLOURS[fg]}m"
-    if bold:
-        codes += "\033[1m"
-    if dim:
-        codes += "\033[2m"
-    return f"{codes}{text}\033[0m"
-
-
-def strip_ansi(text: str) -> str:
-    """``text`` without colour codes (what ``click.echo`` prints when not on a terminal)."""
-    return _ANSI.sub("", text) if "\033" in text else text
 
 
 def heading(text: str) -> str:
-    return style(text, bold=True)
+    """A heading: bold."""
+    return click.style(text, bold=True)
 
 
 def dim(text: str) -> str:
-    return style(text, dim=True)
+    """What is there for reference: dimmed."""
+    return click.style(text, dim=True)
 
 
 def good(text: str) -> str:
-    return style(text, fg="green")
+    """Good news: green."""
+    return click.style(text, fg="green")
 
 
 def bad(text: str) -> str:
-    return style(text, fg="red")
+    """An error or a broken state: red."""
+    return click.style(text, fg="red")
 
 
 def warn(text: str) -> str:
-    return style(text, fg="yellow")
+    """Something to look at: yellow."""
+    return click.style(text, fg="yellow")
 
 
 def shown_path(path: Path | str) -> str:
@@ -92,10 +76,10 @@ def finding_line(finding: Finding) -> str:
     """One finding as ``file:line: level: message`` with its hint indented below."""
     finding = relative_finding(finding)
     place = f"{finding.where}: " if finding.where else ""
-    level = style(finding.level.value, fg=_LEVEL_COLOURS[finding.level], bold=True)
+    level = click.style(finding.level.value, fg=_LEVEL_COLOURS[finding.level], bold=True)
     text = f"{place}{level}: {finding.message}"
     if finding.hint:
-        text += "\n    " + style("hint: ", dim=True) + finding.hint
+        text += "\n    " + dim("hint: ") + finding.hint
     return text
 
 
