@@ -359,6 +359,36 @@ class Bench:
                     )
                 )
 
+    def next_cold(self) -> None:
+        """Cold ``next --json`` (every cache off) against the plain-stdlib reader (issue 19).
+
+        The wider reader (sub-tasks, optional tasks, checkpoints, waves, phases) must stay
+        fast where plans are large: within 3x of the floor at 10k tasks and 2.5x at 100k
+        (and 4x below that, the general cold target).
+        """
+        for shape in self.options.shapes:
+            for n in self.options.sizes:
+                root = fixtures.dag_repo(self.out, shape, n)
+                item = f"bench-{n}"
+                tasks_md = root / "docs" / "specs" / item / "tasks.md"
+                floor = measure(
+                    [sys.executable, str(REFERENCE), str(tasks_md)], root, self.env, self.runs
+                )
+                cmd = [*self.loop, "next", item, "--json"]
+                cold = measure(
+                    cmd,
+                    root,
+                    self.cold_env,
+                    self.runs,
+                    before=lambda root=root: clear_loop_cache(root),  # type: ignore[misc]
+                )
+                target = 2.5 if n >= 100_000 else 3.0 if n >= 10_000 else 4.0
+                self.add(
+                    self._ratio(
+                        "next --json", shape, f"{n:,}", "cold", cold, floor, target, "reference"
+                    )
+                )
+
     def _agree(self, root: Path, item: str, ref_cmd: list[str], shape: str, n: int) -> None:
         """Note when loop's next task differs from the reference's (a broken floor)."""
         ref = subprocess.run(ref_cmd, cwd=root, env=self.env, capture_output=True, text=True)
@@ -739,7 +769,17 @@ def parse_options(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--only",
         nargs="+",
-        choices=("startup", "dag", "all", "commit", "log-length", "append", "hooks", "parallel"),
+        choices=(
+            "startup",
+            "dag",
+            "next-cold",
+            "all",
+            "commit",
+            "log-length",
+            "append",
+            "hooks",
+            "parallel",
+        ),
         help="run only these cases",
     )
     parser.add_argument("--all-items", type=int, default=200)
@@ -800,6 +840,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cases = {
         "startup": bench.startup,
         "dag": bench.dag,
+        "next-cold": bench.next_cold,
         "all": bench.check_all,
         "commit": bench.commit,
         "log-length": bench.log_length,

@@ -371,6 +371,7 @@ def test_status_of_one_item_shows_both_phases_and_the_findings(loop: Loop) -> No
         "issue-80  failed events are never retried — dead tmux sessions, and the poller "
         'baselining failures as "processed"',
         "  phase      requirements-definition  (log says implementation)  — bugfix.md is draft",
+        "  format     the-loop",
         "  artifacts  bugfix.md: draft  design.md: draft  tasks.md: draft  execution-log.md",
         "  tasks      10/10 done",
         "  next       finish bugfix.md (draft), then ask for review  → loop approve issue-80 "

@@ -37,6 +37,7 @@ OWNED = {
     "click": ("cli",),
     "jsonschema": ("config",),
     "jinja2": ("io",),
+    "git": ("git",),  # GitPython: the git layer's library, and it starts git on import
     "ruamel": ("io", "config", "spec", "workflow"),
 }
 
@@ -199,3 +200,15 @@ def test_the_cycle_rule_sees_lazy_and_type_only_imports(tmp_path: Path) -> None:
         "def f() -> None:\n    from the_loop.z import w\n"
     )
     assert {m for _, m in _imports(module)} == {"the_loop.x", "the_loop.z"}
+
+
+def test_gitpython_is_imported_inside_functions() -> None:
+    """GitPython costs start-up time and runs `git version` on import: never at module level."""
+    found = [
+        f"{path.relative_to(REPO_ROOT)}:{node.lineno}"
+        for path in _modules()
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if (isinstance(node, ast.Import) and any(a.name.split(".")[0] == "git" for a in node.names))
+        or (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "git")
+    ]
+    assert not found, f"import GitPython inside the function that needs it: {found}"

@@ -597,6 +597,7 @@ def test_status_of_one_item(loop: Loop, build_tree: Build) -> None:
     assert out_lines(result) == [
         "issue-5  retries",
         "  phase      implementation  (log agrees)  — 1 of 6 tasks done",
+        "  format     the-loop",
         "  artifacts  requirements.md: approved  design.md: approved  tasks.md: approved  "
         "execution-log.md",
         "  tasks      1/6 done · in progress: 2 · ready: 2, 3",
@@ -781,9 +782,10 @@ def test_a_bug_item_reads_like_a_requirements_item(loop: Loop, build_tree: Build
     root = project(build_tree, bug_item())
     status = loop("status", "9", cwd=root)
     assert status.exit_code == 0, status.output
-    assert out_lines(status)[:5] == [
+    assert out_lines(status)[:6] == [
         "issue-9  lost retries",
         "  phase      implementation  (not recorded: no log phase)  — 0 of 2 tasks done",
+        "  format     the-loop",
         "  artifacts  bugfix.md: approved  design.md: approved  tasks.md: approved  "
         "execution-log.md: missing",
         "  tasks      0/2 done · ready: 1",

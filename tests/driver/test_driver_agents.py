@@ -242,7 +242,7 @@ def test_run_process_feeds_stdin_and_hands_over_each_line(tmp_path: Path) -> Non
     done = run_process(run, cwd=tmp_path, env=dict(os.environ), timeout=30, on_line=seen.append)
 
     assert done.ok and done.stdout == "ONE\nTWO\n"
-    assert seen == ["ONE\n", "TWO\n"]
+    assert seen == ["ONE", "TWO"]  # each line as it came, without its newline
 
 
 def test_run_process_reports_a_missing_program(tmp_path: Path) -> None:

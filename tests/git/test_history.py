@@ -1,4 +1,4 @@
-"""Which checkpoint commits are on HEAD's history: one git log, found by trailer id."""
+"""Which checkpoint commits are on HEAD's history: walked newest first, found by trailer id."""
 
 from __future__ import annotations
 
@@ -38,3 +38,41 @@ def test_no_repository_and_no_commit(tmp_path: Path) -> None:
     assert checkpoint_commits(tmp_path) is None
     git(tmp_path, "init", "-q")
     assert checkpoint_commits(tmp_path) == {}
+
+
+def test_the_walk_stops_once_every_wanted_id_is_found(git_repo: Path) -> None:
+    _commit(git_repo, "old\n\nLoop-Checkpoint: ck-old\n")
+    newer = _commit(git_repo, "newer\n\nLoop-Checkpoint: ck-new\n")
+    _commit(git_repo, "newest, no checkpoint")
+
+    assert checkpoint_commits(git_repo, wanted={"ck-new"}) == {"ck-new": newer}
+    assert set(checkpoint_commits(git_repo, wanted={"ck-new", "ck-gone"}) or {}) == {
+        "ck-new",
+        "ck-old",
+    }  # one id is missing: the whole history is read
+
+
+def test_history_ignores_grep_and_log_config(git_repo: Path) -> None:
+    """The user's pattern syntax and log settings are not loop's: the answer stays the same."""
+    sha = _commit(git_repo, "work\n\nLoop-Checkpoint: ck-1\n")
+    for key, value in (
+        ("grep.patternType", "perl"),
+        ("log.showSignature", "true"),
+        ("i18n.logOutputEncoding", "ISO-8859-1"),
+        ("format.pretty", "oneline"),
+    ):
+        git(git_repo, "config", key, value)
+
+    assert checkpoint_commits(git_repo) == {"ck-1": sha}
+
+
+def test_replace_refs_are_not_followed(git_repo: Path) -> None:
+    """A replace ref shows another commit in the user's `git log`; loop reads what was committed."""
+    sha = _commit(git_repo, "work\n\nLoop-Checkpoint: ck-1\n")
+    git(git_repo, "commit", "-q", "--allow-empty", "-m", "stand-in without the trailer")
+    stand_in = git(git_repo, "rev-parse", "HEAD").stdout.strip()
+    git(git_repo, "reset", "-q", "--hard", sha)
+    git(git_repo, "replace", sha, stand_in)
+    assert "Loop-Checkpoint" not in git(git_repo, "log", "-1", "--format=%B").stdout
+
+    assert checkpoint_commits(git_repo) == {"ck-1": sha}

@@ -310,10 +310,38 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "identity-unchecked",
         "git identity is not checked before a checkpoint stages anything",
-        "the_loop/git/repo.py",
+        "the_loop/git/identity.py",
         ("tests/git/test_commit.py",),
         function="identity",
         body='return ("", "")',
+    ),
+    Mutation(
+        "packed-refs-ignored",
+        "HEAD and the branch are read from loose ref files only, as if packed-refs did not exist",
+        "the_loop/git/head.py",
+        ("tests/git/test_differential.py",),
+        function="read_head",
+        body="""
+            text = (dirs.git_dir / "HEAD").read_text(encoding="utf-8").strip()
+            if not text.startswith("ref:"):
+                return Head(None, text)
+            ref = text.removeprefix("ref:").strip()
+            loose = dirs.common_dir / ref
+            sha = loose.read_text(encoding="utf-8").strip() if loose.is_file() else None
+            return Head(ref.removeprefix("refs/heads/"), sha)
+        """,
+    ),
+    Mutation(
+        "identity-from-config-only",
+        "identity is read from config files alone: GIT_AUTHOR_* and GIT_COMMITTER_* are ignored",
+        "the_loop/git/identity.py",
+        ("tests/git/test_differential.py",),
+        function="_resolve",
+        body="""
+            name = values.get(f"{role}.name") or values.get("user.name")
+            email = values.get(f"{role}.email") or values.get("user.email")
+            return (name, email) if name and email is not None else None
+        """,
     ),
     Mutation(
         "junk-committed",
@@ -322,6 +350,18 @@ MUTATIONS: tuple[Mutation, ...] = (
         ("tests/git/test_commit_junk.py",),
         function="_is_junk",
         body="return False",
+    ),
+    # ---- the one process runner
+    Mutation(
+        "group-not-stopped",
+        "a child past its deadline is killed alone: its own children (a hook's, a test's) run on",
+        "the_loop/io/processes.py",
+        ("tests/io/test_processes.py",),
+        function="stop_group",
+        body="""
+            child.kill()
+            child.wait()
+        """,
     ),
     # ---- task transitions
     Mutation(

@@ -149,7 +149,7 @@ status: draft
 ## Non-functional requirements
 
 - Zero runtime dependencies.
-1. numbered, but outside any requirement
+1. numbered, under the non-functional heading
 
 ## Out of scope
 
@@ -159,7 +159,15 @@ See R7.4 and (R2.1); nothing here defines ids.
 
 def test_numbered_items_in_a_requirement_section_are_its_criteria() -> None:
     reqs = parse(ISSUE_STYLE)
-    assert lines_of(reqs) == {"R1": 15, "R1.1": 21, "R1.2": 25, "R2": 27, "R2.1": 28}
+    # The numbered item under the non-functional heading is NFR1 (bullets there are prose).
+    assert lines_of(reqs) == {
+        "R1": 15,
+        "R1.1": 21,
+        "R1.2": 25,
+        "R2": 27,
+        "R2.1": 28,
+        "NFR1": 33,
+    }
     assert reqs.ids["R1.1"] == Requirement("R1.1", 21, "The system SHALL persist sessions", "R1")
     assert reqs.ids["R2.1"].text == "WHEN an event arrives THEN route it."
     assert reqs.ids["R2.1"].parent == "R2"

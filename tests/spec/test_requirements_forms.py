@@ -248,3 +248,45 @@ def test_zero_padded_ids_are_read_without_the_padding() -> None:
     reqs = parse("### FR-001 — x\n1. a\n### Requirement 02\n**Acceptance Criteria**\n- b\n")
     assert list(reqs.ids) == ["FR1", "FR1.1", "R2", "R2.1"]
     assert reqs.findings == ()
+
+
+# Ids written out in the file, in the forms later the-loop items use (issue 19).
+SPELLED_OUT = """\
+### R1 — Reading
+
+1.1 WHEN the file is read THEN it SHALL parse.
+
+1.2 WHEN it is bad THEN it SHALL say so.
+
+### R2 — Writing
+
+- R2.2 WHEN two THEN the second.
+- R2.1 WHEN one THEN the first.
+
+## Non-functional requirements
+
+1. **Small.** Under a thousand lines.
+
+- NFR2 **Fast.** Answers at once.
+
+### Derived Requirement 1: extra
+
+1. one
+"""
+
+
+def test_ids_spelled_out_in_the_file_are_defined_by_their_label() -> None:
+    reqs = parse_requirements(SPELLED_OUT, Path("requirements.md"))
+    assert list(reqs.ids) == [
+        "R1", "R1.1", "R1.2", "R2", "R2.2", "R2.1", "NFR1", "NFR2", "DR1", "DR1.1",
+    ]  # fmt: skip
+    # keyed by the label, never by position: R2.1's text is R2.1's
+    assert reqs.ids["R2.1"].text == "WHEN one THEN the first."
+    assert reqs.findings == ()
+
+
+def test_a_derived_requirement_restarts_its_numbering_without_duplicates() -> None:
+    text = "### Requirement 1\n\n1. a\n2. b\n\n### Derived Requirement 1\n\n1. c\n2. d\n"
+    reqs = parse_requirements(text, Path("requirements.md"))
+    assert [f.code for f in reqs.findings] == []
+    assert {"R1.1", "R1.2", "DR1.1", "DR1.2"} <= set(reqs.ids)

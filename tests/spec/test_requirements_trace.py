@@ -328,3 +328,19 @@ def test_a_hundred_thousand_tasks_trace_in_linear_time() -> None:
     assert len(findings) == 100_000 + 3  # one undefined R9 per task; R2.3, R2.4, R3 uncovered
     assert len(result["R1.1"]) == 100_000
     assert elapsed < 40 * elapsed_few + 0.5  # 10x the tasks; a quadratic pass would be 100x
+
+
+def test_a_bare_citation_past_the_last_criterion_of_a_complete_file_is_an_error() -> None:
+    reqs = parse_requirements("### Requirement 3\n\n1. a\n2. b\n", Path("requirements.md"))
+    findings = trace(reqs, tasks_of(task("1", "3.1", "3.2", "3.9")))
+    assert [(f.level, f.code) for f in findings] == [(Level.ERROR, "trace.undefined")]
+    assert "3.9" in findings[0].message
+
+
+def test_an_id_written_as_a_label_is_never_undefined() -> None:
+    # `R4.1` leads a line in a form the reader does not take as a definition (under no
+    # requirement section): a citation of it is unconfirmed, not an error.
+    text = "### R1 — t\n\n1. a\n\n## Notes\n\n- R4.1 WHEN loose THEN it stays.\n"
+    reqs = parse_requirements(text, Path("requirements.md"))
+    findings = trace(reqs, tasks_of(task("1", "R1.1", "R4.1")))
+    assert [(f.level, f.code) for f in findings] == [(Level.WARNING, "trace.unconfirmed")]

@@ -207,7 +207,8 @@ def test_nested_checkbox_is_info_and_not_a_task() -> None:
 def test_indented_checkbox_outside_a_task_is_info_too() -> None:
     result = parse("## Phase 1\n\n  - [ ] 1. Nested under nothing\n")
     assert result.tasks == ()
-    assert codes(result) == [("tasks.nested-checkbox", 3)]
+    # ... and a file whose only task-like line is no task says so loudly.
+    assert codes(result) == [("tasks.nested-checkbox", 3), ("tasks.none-understood", 3)]
 
 
 def test_duplicates_are_returned_in_file_order() -> None:

@@ -14,8 +14,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from the_loop.errors import StateError, Where
+from the_loop.git.commands import DEFAULT_TIMEOUT
 from the_loop.git.commit import DEFAULT_MAX_FILE_BYTES
-from the_loop.git.runner import DEFAULT_TIMEOUT
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost)
 if TYPE_CHECKING:

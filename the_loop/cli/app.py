@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "promote": ("the_loop.cli.cmd_phase", "promote", "Start and advance work"),
     "work-on": ("the_loop.cli.cmd_phase", "work_on", "Start and advance work"),
     "approve": ("the_loop.cli.cmd_phase", "approve", "Start and advance work"),
+    "adopt": ("the_loop.cli.cmd_adopt", "adopt", "Start and advance work"),
     "finish": ("the_loop.cli.cmd_phase", "finish", "Start and advance work"),
     "status": ("the_loop.cli.cmd_items", "status", "See where things stand"),
     "next": ("the_loop.cli.cmd_items", "next_cmd", "See where things stand"),

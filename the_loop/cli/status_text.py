@@ -26,6 +26,7 @@ def status_lines(v: ItemStatus) -> list[str]:
     """One item's status as lines of text (``loop status ID``, ``loop work-on``)."""
     lines = [heading(f"{v.id}") + (f"  {v.title}" if v.title else "")]
     rows = [("phase", _phase_text(v) + dim(f"  — {v.phase.reason}"))]
+    rows.append(("format", v.format))
     rows.append(("artifacts", "  ".join(_artifact_word(a) for a in v.artifacts.values())))
     rows.append(("tasks", _tasks_text(v)))
     rows.append(("next", f"{v.action.text}  {dim('→ ' + v.action.command)}"))
@@ -92,7 +93,7 @@ def _artifact_word(art: dict[str, object]) -> str:
     if art.get("stale"):
         return bad(f"{name}: stale")
     if art.get("locked"):
-        return good(f"{name}: approved")
+        return good(f"{name}: {'external' if art.get('status') == 'external' else 'approved'}")
     return warn(f"{name}: {art.get('status') or 'no status'}")
 
 

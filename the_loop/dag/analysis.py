@@ -30,6 +30,7 @@ The ``next`` ranking
 Among the ready tasks (open or in progress, every dependency done, not on a
 cycle), ``next`` is the first by:
 
+0. required before optional (Kiro's ``- [ ]*``): optional work never comes first;
 1. in-progress before open: finish what was started before starting more;
 2. greater *height*: the number of tasks in the longest chain of unfinished,
    schedulable work that starts at the task and runs through its dependents.
@@ -254,9 +255,16 @@ def _analyze(task_list: TaskList) -> DagReport:
         blocked_by=BlockedBy(graph, group, set(ready)),
         cycles=tuple(tuple(ids[i] for i in cycle) for cycle in cycles),
         done=sum(graph.done),
-        total=graph.size,
+        # An open optional task (Kiro's `- [ ]*`) is never required for the item to be done.
+        total=graph.size
+        - sum(t.optional and not d for t, d in zip(tasks, graph.done, strict=True)),
         tasks_by_id=MappingProxyType(first),
     )
+
+
+def _open_optional(tasks: list[Task], done: list[bool]) -> int:
+    """How many optional tasks are not done (they never count towards "all done")."""
+    return sum(task.optional and not is_done for task, is_done in zip(tasks, done, strict=True))
 
 
 # --- building the graph ------------------------------------------------------
@@ -294,7 +302,7 @@ def _build_graph(path: Path, first: Mapping[str, Task]) -> _Graph:
         ids=ids,
         index=index,
         tasks=tasks,
-        done=[task.state is done_state for task in tasks],
+        done=[task.progress is done_state for task in tasks],
         deps=[[] for _ in range(n)],
         dependents=[[] for _ in range(n)],
         unknown={},
@@ -402,7 +410,7 @@ def _done_on_open(graph: _Graph, task: Task, dep: Task) -> Finding:
     return Finding(
         Level.WARNING,
         "dag.done-depends-on-open",
-        f"task {task.id} is done but depends on {dep.state.value} task {dep.id}",
+        f"task {task.id} is done but depends on {dep.progress.value} task {dep.id}",
         _depends_where(graph, task),
         hint=f"finish task {dep.id} (line {dep.line}) or reopen task {task.id}",
     )
@@ -551,10 +559,12 @@ def _rank_ready(graph: _Graph, schedule: _Schedule) -> list[int]:
         return []
     done, height, dependents = graph.done, schedule.height, graph.dependents
 
-    def rank(v: int) -> tuple[bool, int, int, int]:
-        started = graph.tasks[v].state is TaskState.IN_PROGRESS
+    def rank(v: int) -> tuple[bool, bool, int, int, int]:
+        task = graph.tasks[v]
+        started = task.progress is TaskState.IN_PROGRESS
         unfinished_dependents = sum(not done[w] for w in dependents[v])
-        return (not started, -height[v], -unfinished_dependents, v)
+        # Optional work is never offered before required work that is ready with it.
+        return (task.optional, not started, -height[v], -unfinished_dependents, v)
 
     return sorted(schedule.waves[0], key=rank)
 

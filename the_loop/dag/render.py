@@ -23,11 +23,11 @@ def _deps(task: Task, known: set[str]) -> list[str]:
 
 
 def _state_class(task: Task, dag: DagReport, ready: set[str], blocked: set[str]) -> str:
-    if task.state is TaskState.DONE:
+    if task.progress is TaskState.DONE:
         return "done"
     if task.id in blocked:
         return "blocked"
-    if task.state is TaskState.IN_PROGRESS:
+    if task.progress is TaskState.IN_PROGRESS:
         return "active"
     return "ready" if task.id in ready else "open"
 
@@ -63,7 +63,7 @@ def render_text(item: str, tasks: TaskList, dag: DagReport) -> str:
         deps = _deps(task, known) + [d for d in (task.depends_on or ()) if d not in known]
         after = f"  ← {', '.join(deps)}" if deps else ""
         flag = "  (ready)" if task.id in ready else ""
-        lines.append(f"{_BOX[task.state]} {_mark(task.id, critical)}. {task.title}{after}{flag}")
+        lines.append(f"{_BOX[task.progress]} {_mark(task.id, critical)}. {task.title}{after}{flag}")
     return "\n".join(lines) + "\n"
 
 
@@ -165,6 +165,7 @@ def graph_json(item: str, tasks: TaskList, dag: DagReport) -> dict[str, object]:
         "unschedulable": list(dag.unschedulable),
         "edges": [[d, t.id] for t in listed if t.depends_on for d in t.depends_on],
         "tasks": [
-            {"id": t.id, "title": t.title, "state": names[t.state], "line": t.line} for t in listed
+            {"id": t.id, "title": t.title, "state": names[t.progress], "line": t.line}
+            for t in listed
         ],
     }

@@ -28,8 +28,9 @@ from the_loop.checkpoint.resets import ResetRecord, open_resets
 from the_loop.driver import state, transcripts
 from the_loop.driver.agents import Agent, AgentReply, Invocation, Start, one_line
 from the_loop.driver.events import Listener, ResetDone
-from the_loop.driver.process import Finished, run_process
+from the_loop.driver.process import run_process
 from the_loop.errors import RefusedError
+from the_loop.io.processes import Completed
 from the_loop.spec.project import ItemContext
 from the_loop.telemetry import ContextReading
 from the_loop.workflow.reset_abort import abort_reset
@@ -46,7 +47,7 @@ class Turn:
     start: Start
     session: str | None
     reply: AgentReply
-    finished: Finished
+    finished: Completed
     reading: ContextReading | None
     timeout: float
 
@@ -206,7 +207,7 @@ class SessionKeeper:
         start: Start,
         session: str | None,
         pending: ResetRecord | None,
-        finished: Finished,
+        finished: Completed,
         reply: AgentReply,
     ) -> None:
         """After the turn: the session it established, and the reset it performed."""
@@ -261,7 +262,7 @@ class SessionKeeper:
         progress: ProgressSink,
         *,
         doing: str = "running",
-    ) -> tuple[Finished, AgentReply]:
+    ) -> tuple[Completed, AgentReply]:
         env = dict(self.env)
         env["LOOP_ITEM"] = self.item
         env["LOOP_TASK"] = self.task or ""

@@ -2,12 +2,13 @@
 
 Three git processes on the fresh path: one ``status`` (what changed, from
 the index and the tree as they are after the tick and the log entry), one
-``add``, one ``commit``. HEAD, the branch and the index file are read from
-disk (``the_loop.git.refs``). The commit goes through the real ``git commit``
-so the user's hooks, signing and config all apply; loop never bypasses a
-hook, but it does bound it (``timeout``). A commit that git refuses or that
-runs out of time leaves nothing half-done: the index is put back byte for
-byte as it was before loop staged anything.
+``add``, one ``commit``. HEAD, the branch and the index file come from
+GitPython (``the_loop.git.head``, ``the_loop.git.opening``), without a process.
+The commit goes through the real ``git commit`` so the user's hooks, signing
+and config all apply; loop never bypasses a hook, but it does bound it
+(``timeout``). A commit that git refuses or that runs out of time leaves
+nothing half-done: the index is put back byte for byte as it was before loop
+staged anything.
 
 With ``stage="all"`` untracked junk (editor swap files, logs, build and cache
 folders, files larger than ``max_file_bytes``) is left out with a warning; a
@@ -24,11 +25,13 @@ from pathlib import Path
 from typing import Literal
 
 from the_loop.errors import GitError, Where
+from the_loop.git.commands import DEFAULT_TIMEOUT, run_git
+from the_loop.git.head import read_head
+from the_loop.git.identity import identity
 from the_loop.git.index import IndexSnapshot
+from the_loop.git.opening import GitDirs, find_repo_root, git_dirs
 from the_loop.git.operations import operation_in_progress, refuse_during
-from the_loop.git.refs import GitDirs, find_repo_root, git_dirs, read_head
-from the_loop.git.repo import identity, repo_relative
-from the_loop.git.runner import DEFAULT_TIMEOUT, run_git
+from the_loop.git.repo import repo_relative
 
 CommitStatus = Literal["committed", "nothing-to-commit", "not-a-repo"]
 STAGES = ("all", "tracked", "paths")
@@ -185,17 +188,20 @@ def _stage_and_commit(
 def _changes(top: Path) -> list[_Change]:
     """Every change git sees: staged, unstaged and untracked (not ignored), one per path."""
     args = ["status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames"]
-    out = run_git(top, args, global_options=["--no-optional-locks"], hint=_HINT).out
     changes: list[_Change] = []
-    for record in filter(None, out.split("\0")):
-        kind = record[:1]
+
+    def record(line: str) -> None:
+        kind = line[:1]
         if kind == "?":
-            changes.append(_Change(record[2:], untracked=True, staged=False))
+            changes.append(_Change(line[2:], untracked=True, staged=False))
         elif kind == "1":  # "1 XY sub mH mI mW hH hI path"
-            fields = record.split(" ", 8)
+            fields = line.split(" ", 8)
             changes.append(_Change(fields[8], untracked=False, staged=fields[1][0] != "."))
         elif kind == "u":  # unmerged: "u XY sub m1 m2 m3 mW h1 h2 h3 path"
-            changes.append(_Change(record.split(" ", 10)[10], untracked=False, staged=True))
+            changes.append(_Change(line.split(" ", 10)[10], untracked=False, staged=True))
+
+    # each record parsed as git writes it: a large tree's status is never held whole
+    run_git(top, args, global_options=["--no-optional-locks"], on_record=record, hint=_HINT)
     return changes
 
 
@@ -242,8 +248,9 @@ def _unusable_specs(top: Path, specs: list[str]) -> tuple[str, ...]:
     present = [spec for spec in specs if os.path.lexists(top / spec)]
     if present:
         stdin = "".join(f"{spec}\0" for spec in present).encode("utf-8")
-        ran = run_git(top, ["check-ignore", "-z", "--stdin"], ok=(0, 1), stdin=stdin)
-        ignored = set(filter(None, ran.out.split("\0")))
+        ignored: set[str] = set()
+        args = ["check-ignore", "-z", "--stdin"]
+        run_git(top, args, ok=(0, 1), stdin=stdin, on_record=ignored.add)
         warnings += [
             f"{spec} was not committed: git ignores it (.gitignore or .git/info/exclude)"
             for spec in present

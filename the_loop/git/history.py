@@ -1,50 +1,181 @@
-"""Which checkpoint commits are still in the current branch's history.
+"""Loop's questions to the history: which commits carry a checkpoint, and their messages.
 
-A task's checkpoint names its commit by the ``Loop-Checkpoint`` trailer. A
-rebase that keeps the messages keeps the trailers, so the id is looked for, not
-the sha; a squash folds the messages into one, so a ``Loop-Checkpoint:`` line
-anywhere in a message counts, not only in its trailer block. One ``git log``
-over HEAD answers for every checkpoint at once.
+The commits are walked in Python through GitPython's object model, newest first
+(by committer date, as ``git log`` lists them), and their messages matched
+here: no ``--grep`` whose pattern syntax the user's ``grep.patternType``
+decides, no ``log`` formatting the user's config changes, and never through
+replace refs. A task's checkpoint names its commit by the ``Loop-Checkpoint``
+trailer; a rebase that keeps the messages keeps the trailers, so the id is
+looked for, not the sha; a squash folds the messages into one, so a
+``Loop-Checkpoint:`` line anywhere in a message counts, not only in its
+trailer block.
 """
 
 from __future__ import annotations
 
+import heapq
 import re
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
-from the_loop.git.refs import find_repo_root
-from the_loop.git.repo import head_sha
-from the_loop.git.runner import run_git
+from the_loop.errors import GitError, Where
+from the_loop.git.head import read_head
+from the_loop.git.opening import find_repo_root, git_dirs
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost)
+if TYPE_CHECKING:
+    import git
 
 _LINE = re.compile(r"^Loop-Checkpoint:[ \t]*(?P<id>\S+)[ \t]*$", re.MULTILINE | re.IGNORECASE)
+_TRAILER = re.compile(r"^(?P<key>[A-Za-z0-9][A-Za-z0-9-]*)[ \t]*:[ \t]*(?P<value>.*)$")
 
 
-def checkpoint_commits(root: Path) -> dict[str, str] | None:
-    """``{checkpoint id: sha}`` for every commit on HEAD naming a checkpoint.
+def checkpoint_commits(root: Path, wanted: Collection[str] | None = None) -> dict[str, str] | None:
+    """``{checkpoint id: sha}`` for the commits on HEAD naming a checkpoint.
 
     ``None`` when there is no repository (nothing can be looked up); ``{}``
     before the first commit. When a checkpoint id appears in several commits
-    (a cherry-pick), the newest wins.
+    (a cherry-pick), the newest wins. With ``wanted``, the walk stops once
+    every id in it is found (the rest of the history is not read).
     """
     top = find_repo_root(root)
     if top is None:
         return None
-    if head_sha(top) is None:
-        return {}
-    args = [
-        "log",
-        "-z",
-        "--no-show-signature",
-        "--format=%H%n%B",
-        "--regexp-ignore-case",
-        "--grep=^Loop-Checkpoint:",
-        "HEAD",
-        "--",
-    ]
-    out = run_git(top, args).out
     found: dict[str, str] = {}
-    for record in filter(None, out.split("\0")):
-        sha, _, message = record.partition("\n")
+    missing = set(wanted) if wanted is not None else None
+    for sha, message in _walk(top):
         for match in _LINE.finditer(message):
-            found.setdefault(match["id"], sha.strip())
+            found.setdefault(match["id"], sha)
+            if missing is not None:
+                missing.discard(match["id"])
+        if missing is not None and not missing:
+            break
     return found
+
+
+def find_checkpoint_commit(
+    root: Path, trailer: str, value: str, *, max_count: int = 50
+) -> str | None:
+    """The newest of the last ``max_count`` commits on HEAD with the trailer ``trailer: value``.
+
+    The key matches case-insensitively, as git's trailer keys do; the value
+    exactly, so ``ck-1`` does not find ``ck-10``. ``None`` when there is no
+    such commit, no commit at all or no repository: the commit of an
+    interrupted checkpoint has not happened yet.
+    """
+    top = find_repo_root(root)
+    if top is None or max_count < 1:
+        return None
+    key, value = trailer.lower(), value.strip()
+    for count, (sha, message) in enumerate(_walk(top), start=1):
+        if any((k.lower(), v) == (key, value) for k, v in parse_trailers(message)):
+            return sha
+        if count >= max_count:
+            break
+    return None
+
+
+def commit_message(root: Path, sha: str) -> str:
+    """The full message of commit ``sha``, exactly as stored (decoded as its encoding says)."""
+    top = find_repo_root(root)
+    if top is None:
+        raise GitError(
+            "not a git repository (nor any parent folder)",
+            where=Where(Path(root)),
+            hint="run `git init` there, or point loop at the project with --repo",
+        )
+    repo = git_dirs(top).repo
+    # GitPython's error for a name that is no object (gitdb's, re-exported by git.exc)
+    from git.exc import ODBError
+
+    try:
+        commit = repo.commit(sha)
+        return _message(commit)
+    except (ODBError, ValueError, OSError) as e:  # no such commit
+        raise GitError(
+            f"no commit {sha!r} in this repository",
+            where=Where(top),
+            details=(str(e),),
+            hint="check the sha (`git log --oneline` lists recent commits)",
+        ) from e
+
+
+def trailers(root: Path, sha: str) -> dict[str, str]:
+    """The trailers of commit ``sha`` (:func:`parse_trailers`); a repeated key's last value wins."""
+    return dict(parse_trailers(commit_message(root, sha)))
+
+
+def parse_trailers(message: str) -> list[tuple[str, str]]:
+    """The ``(key, value)`` trailers ending a commit message, in order.
+
+    The trailer block is the last paragraph, never the subject's, and each of
+    its lines must be a ``Key: value`` trailer, an indented continuation
+    (folded into the value before it), a ``#`` comment or git's
+    ``(cherry picked from commit …)`` note; else there are no trailers. That is
+    git's rule without its allowance for prose beside well-known trailers,
+    which loop's own messages never need. (GitPython's ``Commit.trailers_list``
+    would start ``git interpret-trailers`` for each message.)
+    """
+    lines = message.strip().splitlines()
+    blanks = [i for i, line in enumerate(lines) if not line.strip()]
+    if not blanks:
+        return []  # a single paragraph is the subject
+    pairs: list[tuple[str, str]] = []
+    for line in lines[blanks[-1] + 1 :]:
+        if line[:1] in (" ", "\t") and pairs:
+            key, value = pairs[-1]
+            pairs[-1] = (key, f"{value} {line.strip()}")
+        elif match := _TRAILER.match(line):
+            pairs.append((match["key"], match["value"].strip()))
+        elif not line.startswith(("#", "(cherry picked from commit ")):
+            return []
+    return pairs
+
+
+def _walk(top: Path) -> Iterator[tuple[str, str]]:
+    """``(sha, message)`` of every commit reachable from HEAD, newest first.
+
+    Newest by committer date, ties in the order met, as ``git log`` without
+    options lists them. A parent that is not in the object store (the edge of
+    a shallow clone) ends that line of history.
+    """
+    dirs = git_dirs(top)
+    head = read_head(dirs).sha
+    if head is None:
+        return
+    # GitPython's object model: the commit class and the error for a missing object
+    from git import Commit
+    from git.util import hex_to_bin
+
+    repo = dirs.repo
+    start = Commit(repo, hex_to_bin(head))
+    date = _date(start)
+    if date is None:
+        return
+    queue: list[tuple[int, int, str, git.Commit]] = [(-date, 0, head, start)]
+    seen = {head}
+    order = 1
+    while queue:
+        _, _, sha, commit = heapq.heappop(queue)
+        yield sha, _message(commit)
+        for parent in commit.parents:
+            if parent.hexsha in seen:
+                continue
+            seen.add(parent.hexsha)
+            parent_date = _date(parent)
+            if parent_date is not None:
+                heapq.heappush(queue, (-parent_date, order, parent.hexsha, parent))
+                order += 1
+
+
+def _date(commit: git.Commit) -> int | None:
+    """The committer date, reading the commit; None when the object is not there."""
+    try:
+        return commit.committed_date
+    except (ValueError, LookupError, OSError):  # BadObject: cut off (a shallow clone)
+        return None
+
+
+def _message(commit: git.Commit) -> str:
+    message = commit.message
+    return message if isinstance(message, str) else message.decode("utf-8", errors="replace")

@@ -27,13 +27,12 @@ import re
 import unicodedata
 
 from the_loop.io.fences import closes_fence
-from the_loop.io.lazy_re import compile_on_use
 
 FENCE_LINE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-_ESCAPED = compile_on_use(r"\\u\{([0-9A-F]{1,6})\}")
-_LITERAL_ESCAPE = compile_on_use(r"\\(?=u\{)")
-_HEADING_LIKE = compile_on_use(r"^ {0,3}#{1,6}(?:[ \t]|$)")
-_RULE_LIKE = compile_on_use(r"^ {0,3}(?:-+|=+|\.{3})[ \t]*$")
+_ESCAPED = re.compile(r"\\u\{([0-9A-F]{1,6})\}")
+_LITERAL_ESCAPE = re.compile(r"\\(?=u\{)")
+_HEADING_LIKE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
+_RULE_LIKE = re.compile(r"^ {0,3}(?:-+|=+|\.{3})[ \t]*$")
 _INDENT = "  "  # the log template indents continuation lines by two spaces
 
 

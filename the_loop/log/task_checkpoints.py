@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from the_loop.io.fences import closes_fence, open_fence
+from the_loop.io.fences import unfenced_lines
 
 _HEADING = re.compile(r"^###\s+\d{4}-\d{2}-\d{2}\S*\s*(?:UTC\s*)?(?:[—–]|--?)\s*(?P<summary>.*)$")
 _TASK_DONE = re.compile(r"^task\s+(?P<id>[^\s:;,]+)\s+done\b")
@@ -95,18 +95,8 @@ def _scan_lines(text: str) -> LogCheckpoints:
     """The scan line by line, fences followed (any log)."""
     kept = _TEMPLATE_MARK in text[:4096]
     done: dict[str, TaskCheckpoint] = {}
-    fence: tuple[str, int] | None = None
     current: tuple[str, int, str] | None = None  # task id, heading line, stamp
-    for number, raw in enumerate(text.split("\n"), 1):
-        line = raw.rstrip("\r")
-        if fence is not None:
-            if closes_fence(fence[0], fence[1], line):
-                fence = None
-            continue
-        opened = open_fence(line.lstrip())
-        if opened is not None:
-            fence = (opened[0], opened[1])
-            continue
+    for number, line, _after_fence in unfenced_lines(text.split("\n")):
         if line.startswith("#"):
             current = None
             heading = _HEADING.match(line)

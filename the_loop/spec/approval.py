@@ -195,9 +195,16 @@ def _lock(
                 reasons.append(f"upstream {up_name} is {state}")
             elif up_name in upstream and upstream[up_name] != hashes[up]:
                 reasons.append(f"{up_name} changed since {art.path.name} was approved")
+    if item.external_approvals and art.exists and not (art.front and art.front.present):
+        # Kiro and Spec Kit approve in the IDE or the chat and leave no trace in the file:
+        # an approval loop cannot see is "external", never a reason to write it again.
+        return Lock(kind, art.path, True, EXTERNAL, True, hashes[kind], None, ())
     return Lock(
         kind, art.path, art.exists, art.status, art.approved, hashes[kind], recorded, tuple(reasons)
     )
+
+
+EXTERNAL = "external"  # the status of an artifact whose approval happens outside loop
 
 
 def lock_findings(item: WorkItem, lock_map: dict[str, Lock]) -> list[Finding]:
@@ -216,6 +223,17 @@ def lock_findings(item: WorkItem, lock_map: dict[str, Lock]) -> list[Finding]:
                     f"{lock.path.name} is approved but stale: " + "; ".join(lock.stale_reasons),
                     Where(lock.path, line),
                     hint=_relock_hint(item, lock_map, kind, word),
+                )
+            )
+        elif lock.status == EXTERNAL:
+            findings.append(
+                Finding(
+                    Level.INFO,
+                    "lock.external",
+                    f"{lock.path.name} has no front matter: its approval ({item.format}) happens "
+                    "outside loop, so loop takes it as approved",
+                    Where(lock.path, 1),
+                    hint=f"`loop adopt {item.id}` records the approvals as loop locks",
                 )
             )
         elif lock.approved and lock.hash_recorded is None:

@@ -38,6 +38,11 @@ CHAIN = ("brainstorm", "requirements", "design", "testing-plan", "tasks")
 # next one to write once its upstream is locked (as long as nothing after it
 # exists yet: an item planned before the phase was listed is not held back).
 OPTIONAL_ARTIFACTS = {"brainstorm": "brainstorming", "testing-plan": "test-planning"}
+# Spec Kit's names for two links of the chain (``specs/NNN-feature/``): read in their
+# place when the item has no file of loop's name.
+SPEC_KIT_FILES = {"requirements": "spec.md", "design": "plan.md"}
+# The formats an item may be written in (``item_format``); ``loop status`` shows it.
+THE_LOOP, KIRO, SPEC_KIT = "the-loop", "kiro", "spec-kit"
 STATUSES = ("draft", "in-review", "approved")
 HEAD_LIMIT = 64 * 1024  # front matter is read from the head of large logs only
 
@@ -74,6 +79,14 @@ class WorkItem:
     spec_root: Path
     artifacts: dict[str, Artifact]
     findings: tuple[Finding, ...]
+    # "the-loop", "kiro" or "spec-kit" (``item_format``): Kiro and Spec Kit write no
+    # front matter, so their approvals happen where loop cannot see them.
+    format: str = THE_LOOP
+
+    @property
+    def external_approvals(self) -> bool:
+        """Whether approvals of this item happen outside its files (Kiro, Spec Kit)."""
+        return self.format != THE_LOOP
 
     def artifact(self, kind: str) -> Artifact:
         """The artifact for ``kind``; ``requirements`` means whichever of requirements/bugfix."""
@@ -139,7 +152,7 @@ def list_items(spec_root: Path) -> list[Path]:
     """Every work-item folder under the spec folder, in natural order."""
     if not spec_root.is_dir():
         return []
-    names = set(ARTIFACT_FILES.values())
+    names = {*ARTIFACT_FILES.values(), *SPEC_KIT_FILES.values()}
     with os.scandir(spec_root) as entries:
         folders = [
             spec_root / entry.name
@@ -177,7 +190,9 @@ def resolve_item(spec_root: Path, ref: str, *, cwd: Path) -> Path:
     if exact:
         return exact[0]
     if number:
-        matches = [p for p in items if re.fullmatch(rf"[A-Za-z][\w]*-0*{number.group(1)}", p.name)]
+        n = number.group(1).lstrip("0") or "0"
+        # `42` is issue-42 or PROJ-42; `3` is also Spec Kit's `003-export`.
+        matches = [p for p in items if re.fullmatch(rf"[A-Za-z][\w]*-0*{n}|0*{n}-[\w.-]+", p.name)]
         if len(matches) == 1:
             return matches[0]
         if matches:
@@ -224,6 +239,9 @@ def load_item(folder: Path, spec_root: Path) -> WorkItem:
     findings: list[Finding] = []
     present = _files_in(folder)
     for kind, name in ARTIFACT_FILES.items():
+        spec_kit_name = SPEC_KIT_FILES.get(kind)
+        if spec_kit_name in present and name not in present:
+            name = spec_kit_name  # Spec Kit's spec.md / plan.md stand in their place
         path = folder / name
         front, text = (
             _read_front(path, large=kind == "execution-log") if name in present else (None, None)
@@ -243,7 +261,44 @@ def load_item(folder: Path, spec_root: Path) -> WorkItem:
                 hint="keep exactly one: requirements.md for features, bugfix.md for bugs",
             )
         )
-    return WorkItem(folder.name, folder, spec_root, artifacts, tuple(findings))
+    fmt = item_format(folder, present, artifacts)
+    if fmt != THE_LOOP:
+        # No front matter is the format, not a defect: approvals happen elsewhere.
+        findings = [f for f in findings if f.code != "item.no-front-matter"]
+    return WorkItem(folder.name, folder, spec_root, artifacts, tuple(findings), fmt)
+
+
+def item_format(folder: Path, present: set[str], artifacts: dict[str, Artifact]) -> str:
+    """The format an item is written in: where it lives, then what its files hold.
+
+    ``.kiro/specs/<feature>/`` is Kiro's; a folder with ``spec.md`` (and no
+    ``requirements.md``) is Spec Kit's. Elsewhere an item whose artifacts carry no
+    front matter at all, that has no execution log and that is written in Kiro's
+    forms (``### Requirement N`` with a ``**User Story:**``, or a Kiro task list)
+    is Kiro's; anything else is the-loop's (and a missing front matter a finding).
+    """
+    if ".kiro" in folder.parts:
+        return KIRO
+    if "spec.md" in present and "requirements.md" not in present:
+        return SPEC_KIT
+    chain = [a for k, a in artifacts.items() if k != "execution-log" and a.exists]
+    if not chain or artifacts["execution-log"].exists:
+        return THE_LOOP
+    if any(a.front is not None and a.front.present for a in chain):
+        return THE_LOOP
+    requirements, tasks = artifacts["requirements"], artifacts["tasks"]
+    if requirements.text is not None and _KIRO_REQUIREMENTS.search(requirements.text):
+        return KIRO
+    if tasks.text is not None:
+        from the_loop.tasks.order import detect_format  # only an item without front matter
+
+        if detect_format(tasks.path, tasks.text) == KIRO:
+            return KIRO
+    return THE_LOOP
+
+
+# Kiro's requirements: `### Requirement 1` headings with a `**User Story:**` line.
+_KIRO_REQUIREMENTS = re.compile(r"^\*\*User Story:?\*\*|^#{2,4}[ \t]+Acceptance Criteria", re.M)
 
 
 def read_text(path: Path) -> str:

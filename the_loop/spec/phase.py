@@ -53,15 +53,21 @@ class PhaseState:
 def task_counts(tasks: TaskList | None) -> tuple[int, int]:
     """``(done, total)`` of a task list (0, 0 when there is none).
 
-    A duplicated id counts once, by its first definition, as the DAG reads it.
+    A duplicated id counts once, by its first definition, as the DAG reads it; an
+    open optional task does not count.
     """
     if tasks is None:
         return 0, 0
     first: dict[str, TaskState] = {}
+    optional: set[str] = set()
     for task in tasks.tasks:
-        first.setdefault(task.id, task.state)
+        if task.id not in first and task.optional:
+            optional.add(task.id)
+        first.setdefault(task.id, task.progress)  # a parent: done when its sub-tasks are
     done = sum(1 for state in first.values() if state is TaskState.DONE)
-    return done, len(first)
+    # An open optional task (Kiro's `- [ ]*`) is never required for the item to be done.
+    skipped = sum(1 for i in optional if first[i] is not TaskState.DONE)
+    return done, len(first) - skipped
 
 
 def implied_phase(

@@ -30,7 +30,7 @@ from functools import cache
 
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level
-from the_loop.io.fences import closes_fence, open_fence
+from the_loop.io.fences import unfenced_lines
 from the_loop.io.resources import resource_dir
 from the_loop.spec.front_matter import body_offset
 from the_loop.spec.items import CHAIN, Artifact, WorkItem
@@ -62,20 +62,12 @@ def slots(text: str, body_offset: int = 0) -> Iterator[tuple[int, int, str, bool
         return  # every slot has one: most artifacts need no paragraph walk at all
     first_line = text.count("\n", 0, body_offset) + 1
     paragraph: list[tuple[int, str]] = []
-    fence: tuple[str, int] | None = None
-    for number, raw in enumerate(text[body_offset:].split("\n"), first_line):
-        line = raw.rstrip("\r")
-        if fence is not None:
-            if closes_fence(fence[0], fence[1], line):
-                fence = None
-            continue
-        opened = open_fence(line.lstrip())
-        if opened is not None or not line.strip():
+    for number, line, after_fence in unfenced_lines(text[body_offset:].split("\n"), first_line):
+        if after_fence or not line.strip():  # a fence, like a blank line, ends a paragraph
             yield from _in_paragraph(paragraph)
             paragraph = []
-            if opened is not None:
-                fence = (opened[0], opened[1])
-            continue
+            if not line.strip():
+                continue
         paragraph.append((number, line))
     yield from _in_paragraph(paragraph)
 

@@ -71,8 +71,7 @@ from types import MappingProxyType
 
 from the_loop.errors import UnusableInputError, Where
 from the_loop.findings import Finding, Level, sorted_findings
-from the_loop.io.fences import closes_fence, open_fence
-from the_loop.io.lazy_re import compile_on_use
+from the_loop.io.fences import unfenced_lines
 from the_loop.io.textfile import SPEC_LIMIT, read_limited
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
@@ -122,6 +121,9 @@ class RequirementSet:
     aliases: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     # The line of the non-functional requirements heading, if there is one.
     nfr_line: int | None = None
+    # Every id written at the start of a line (a label, in whatever form) → its line:
+    # a citation of one is never "undefined", even where the form was not read.
+    labels: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def complete(self) -> bool:
@@ -188,25 +190,18 @@ def parse_requirements(text: str, path: Path) -> RequirementSet:
     body_start, doc_type = _front_matter(lines)
     kind: Kind = _kind_from_name(path) or ("bugfix" if doc_type == "bugfix" else "requirements")
     parser = _Parser(path)
-    fence: _Fence | None = None
     in_comment = False
-    for index in range(body_start, len(lines)):
-        line = lines[index].rstrip("\r")
-        if fence is not None:
-            fence = None if fence.closed_by(line) else fence
-            continue
+    body = unfenced_lines(lines[body_start:], body_start + 1)
+    for number, line, after_fence in body:
+        if after_fence:
+            parser.close_item()  # a code block ends the item above it
         if in_comment or ("<!--" in line and _COMMENT_OPEN.match(line)):
             in_comment = not _closes_comment(line, opening=not in_comment)
             continue
-        if line.lstrip(" \t")[:1] in _FENCE_CHARS:  # the cheap half of the test, first
-            fence = _Fence.opened_by(line, index + 1)
-        if fence is not None:
-            parser.close_item()
-            continue
-        parser.feed(index + 1, line)
+        parser.feed(number, line)
     parser.close_item()
-    if fence is not None:
-        parser.unclosed_fence(fence)
+    if body.unclosed is not None:
+        parser.unclosed_fence(*body.unclosed)
     return RequirementSet(
         path,
         kind,
@@ -214,6 +209,7 @@ def parse_requirements(text: str, path: Path) -> RequirementSet:
         tuple(sorted_findings(parser.findings)),
         MappingProxyType({a: t for a, t in parser.aliases.items() if t in parser.ids}),
         parser.nfr_line,
+        MappingProxyType(parser.labels),
     )
 
 
@@ -248,32 +244,12 @@ def _front_matter(lines: list[str]) -> tuple[int, str | None]:
 
 
 _COMMENT_OPEN = re.compile(r"^ {0,3}<!--")
-_FENCE_CHARS = ("`", "~")
 
 
 def _closes_comment(line: str, *, opening: bool) -> bool:
     """Whether the HTML comment that is open on ``line`` (or opens there) ends on it."""
     start = line.index("<!--") + 4 if opening else 0
     return "-->" in line[start:]
-
-
-class _Fence:
-    """An open code fence (a plain class: working state of one read, built cheaply)."""
-
-    __slots__ = ("char", "length", "line")
-
-    def __init__(self, char: str, length: int, line: int) -> None:
-        self.char = char
-        self.length = length
-        self.line = line
-
-    @classmethod
-    def opened_by(cls, line: str, lineno: int) -> _Fence | None:
-        opened = open_fence(line.lstrip(" \t"))
-        return None if opened is None else cls(opened[0], opened[1], lineno)
-
-    def closed_by(self, line: str) -> bool:
-        return closes_fence(self.char, self.length, line)
 
 
 # --------------------------------------------------------------------------- #
@@ -310,8 +286,8 @@ _BULLET = re.compile(r"^[-*+][ \t]+(.*)$")
 _HEADING_STARTS = frozenset(" #")
 _DIGITS = frozenset("0123456789")
 _BULLETS = frozenset("-*+")
-_TABLE_ROW = compile_on_use(r"^\|(.*)\|[ \t]*$")
-_TABLE_RULE = compile_on_use(r"^[ \t|:-]+$")
+_TABLE_ROW = re.compile(r"^\|(.*)\|[ \t]*$")
+_TABLE_RULE = re.compile(r"^[ \t|:-]+$")
 _LABEL = re.compile(r"^\*\*(?P<inner>[^*]+?)\*\*(?P<after>.*)$")
 _ID_TOKEN = re.compile(rf"^(?:(?P<family>[A-Z]{{1,5}})-?)?(?P<num>{_ID_NUMBER})$")
 _LABEL_LIKE = re.compile(r"^(?:[A-Z]{1,5}-?[0-9]|[0-9]+\.[0-9])")
@@ -319,6 +295,26 @@ _LABEL_LIKE = re.compile(r"^(?:[A-Z]{1,5}-?[0-9]|[0-9]+\.[0-9])")
 _PLAIN_LABEL = re.compile(
     rf"^(?P<id>{_NUM}\.{_NUM}[a-z]?)[ \t]+(?P<rest>\S.*)$"
     rf"|^(?P<fid>(?:[A-Z]{{1,5}})-?{_ID_NUMBER})(?:[ \t]*[:—–]|[ \t]+-[ \t])[ \t]*(?P<frest>.*)$"
+    # `- R2.1 WHEN …`, `- NFR1 **Fast.** …`: a criterion's id, or an id before a bold title
+    rf"|^(?P<sid>(?:[A-Z]{{1,5}})-?{_NUM}[a-z]?(?:\.{_NUM}[a-z]?|(?=[ \t]+\*\*)))"
+    r"[ \t]+(?P<srest>\S.*)$"
+)
+# Any line's leading id, however it is written (`- **R1.1**`, `1.1 WHEN`, `| AC3 |`):
+# an id written as a label is never reported undefined (at most unconfirmed).
+_ANY_LABEL = re.compile(
+    rf"^[ \t]*(?:[-*+|][ \t]*|[0-9]{{1,9}}[.)][ \t]+)?[*_`]*"
+    rf"(?P<family>[A-Z]{{1,5}})?-?(?P<num>{_NUM}[a-z]?(?:\.{_NUM}[a-z]?)?)(?![\w.])"
+)
+# `### User Story 1 - Export records (Priority: P1)`: Spec Kit's story US1, whose
+# numbered acceptance scenarios are US1.1, US1.2, …
+_USER_STORY_HEADING = re.compile(
+    rf"^(?i:user[ \t]+story)[ \t]*(?P<num>{_NUM})(?P<rest>(?:[ \t]*[:—–-]|\.?(?:[ \t]|$)).*|)$"
+)
+# `### Derived Requirement 3`, `### Non-functional requirement 2`: a requirement of a
+# family of its own (DR3, NFR2), whose criteria restart at 1.
+_QUALIFIED_REQ_HEADING = re.compile(
+    rf"^(?P<words>[A-Za-z][\w]*(?:[ \t-][A-Za-z][\w]*){{0,2}})[ \t]+(?i:requirement)[ \t]*"
+    rf"(?P<num>{_NUM}[a-z]?)(?P<rest>(?:[ \t]*[:—–-]|\.?(?:[ \t]|$)).*|)$"
 )
 _AC_MARKER = re.compile(rf"\([ \t]*AC[ \t]?({_NUM}(?:\.{_NUM})?)[ \t]*\)[ \t.]*$")
 _SEPARATOR = re.compile(r"^[ \t]*(?:[:—–-]|\.(?=[ \t]|$))?[ \t]*")
@@ -383,7 +379,7 @@ class _Section:
 
     def __init__(
         self,
-        kind: Literal["requirement", "acceptance"],
+        kind: Literal["requirement", "acceptance", "nfr"],
         level: int,
         owner: str | None = None,
         *,
@@ -401,6 +397,8 @@ class _Section:
         self.bullets = kind == "acceptance"
 
     def criterion_id(self, position: int) -> str:
+        if self.kind == "nfr":
+            return f"NFR{position}"  # `1. **Small.** …` under a non-functional heading
         return f"{self.owner}.{position}" if self.kind == "requirement" else f"AC{position}"
 
 
@@ -433,10 +431,13 @@ class _Parser:
         self.list_open = False  # the last item was numbered and nothing ended its list
         self.nfr_line: int | None = None
         self.weak: set[str] = set()  # ids only a table row or a bold paragraph defined
+        self.labels: dict[str, int] = {}  # every id written at the start of a line → line
 
     def feed(self, lineno: int, line: str) -> None:
         # Each line form starts with its own characters: only its pattern can match.
         first = line[:1]
+        if first != "#" and (label := _ANY_LABEL.match(line)) is not None:
+            self._note_label(label, lineno)
         heading = _HEADING.match(line) if first in _HEADING_STARTS else None
         if heading:
             self.close_item()
@@ -472,6 +473,22 @@ class _Parser:
                     self.section.bullets = True
             elif line.startswith("**"):
                 self._bold_paragraph(lineno, line.strip())
+            elif first in _DIGITS or first.isupper():
+                self._plain_paragraph(lineno, line.strip())
+
+    def _note_label(self, m: re.Match[str], lineno: int) -> None:
+        family, number = m.group("family"), canonical_number(m.group("num"))
+        if family is None and "." not in number:
+            return  # a list's own number
+        self.labels.setdefault(f"{family or 'R'}{number}", lineno)
+
+    def _plain_paragraph(self, lineno: int, text: str) -> None:
+        """``1.1 WHEN …`` as a paragraph of its own inside a section: that criterion."""
+        if self.section is None or not self.section.active:
+            return
+        label, rest = self._plain_label(text)
+        if label is not None and "." in label:
+            self._define_criterion(label, lineno, rest)
 
     # -- headings ---------------------------------------------------------- #
 
@@ -491,6 +508,24 @@ class _Parser:
             fresh = self._define(req_id, lineno, text or title, parent, weak=weak)
             if parent is None:
                 self.section = _Section("requirement", level, req_id, active=fresh)
+            return
+        story = _USER_STORY_HEADING.match(title)
+        if story:
+            req_id = f"US{canonical_number(story.group('num'))}"
+            text = _SEPARATOR.sub("", story.group("rest") or "", count=1).strip()
+            fresh = self._define(req_id, lineno, text or title, None, weak=weak)
+            self.section = _Section("requirement", level, req_id, active=fresh)
+            return
+        qualified = _QUALIFIED_REQ_HEADING.match(title)
+        if qualified and qualified.group("words").lower() not in ("the", "a", "one", "each"):
+            initials = "".join(w[0] for w in re.split(r"[ \t-]+", qualified.group("words")))
+            req_id = f"{initials.upper()}R{canonical_number(qualified.group('num'))}"
+            text = _SEPARATOR.sub("", qualified.group("rest") or "", count=1).strip()
+            fresh = self._define(req_id, lineno, text or title, None, weak=weak)
+            self.section = _Section("requirement", level, req_id, active=fresh)
+            return
+        if _NON_FUNCTIONAL_HEADING.search(title) and self.section is None:
+            self.section = _Section("nfr", level)
             return
         if _REQ_HEADING_LIKE.match(title):
             self._not_understood(
@@ -585,11 +620,11 @@ class _Parser:
         m = _PLAIN_LABEL.match(text)
         if m is None:
             return None, text
-        token = m.group("id") or m.group("fid")
+        token = m.group("id") or m.group("fid") or m.group("sid")
         req_id = self._canonical(token)
         if req_id is None:
             return None, text
-        return req_id, (m.group("rest") or m.group("frest") or "").strip()
+        return req_id, (m.group("rest") or m.group("frest") or m.group("srest") or "").strip()
 
     def _canonical(self, token: str) -> str | None:
         """The id a label names, read against the section it sits in; None if not an id.
@@ -780,14 +815,14 @@ class _Parser:
             self.weak.add(req_id)
         return True
 
-    def unclosed_fence(self, fence: _Fence) -> None:
+    def unclosed_fence(self, line: int, char: str, length: int) -> None:
         """A fence never closed hides the rest of the file: say so."""
         self._not_understood(
             "req.unclosed-fence",
-            fence.line,
+            line,
             "the rest of the file: the code block opened here is never closed, so nothing "
             "after it was read for ids",
-            f"close it with a line of {fence.length} `{fence.char}`",
+            f"close it with a line of {length} `{char}`",
         )
 
     def _not_understood(self, code: str, lineno: int, what: str, hint: str) -> None:

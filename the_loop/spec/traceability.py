@@ -46,7 +46,6 @@ from types import MappingProxyType
 
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level, sorted_findings
-from the_loop.io.lazy_re import compile_on_use
 from the_loop.spec.requirements import ALL, RECOGNIZED_FORMS, Requirement, RequirementSet, short
 from the_loop.tasks import Task, TaskList
 
@@ -58,7 +57,7 @@ NFR = "NFR"
 # user stories, whose criteria carry the ids tasks cite; `A2` abuse cases; `C1`
 # call sites in a table) can be cited, but an uncited one is not reported.
 _COVERED_FAMILIES = REQUIREMENT_FAMILIES
-_CITED_ID = compile_on_use(r"^([A-Z]*)([0-9].*)$")
+_CITED_ID = re.compile(r"^([A-Z]*)([0-9].*)$")
 _TOPS = "\0tops"  # the hints cache key of the list of top-level ids
 
 
@@ -155,6 +154,8 @@ def _unresolved(
             where,
             hint="add a `## Non-functional requirements` section, or cite a requirement id",
         )
+    if family == "" and "." in cited:
+        family = "R"  # a bare `3.9` is criterion 9 of Requirement 3
     if family not in REQUIREMENT_FAMILIES and family not in families:
         if _TOPS not in hints:  # computed once per trace, not per citation
             hints[_TOPS] = _ranges(_tops(reqs))
@@ -169,6 +170,16 @@ def _unresolved(
         )
     if cited not in hints:
         hints[cited] = _closest(cited, reqs, children)
+    labelled = reqs.labels.get(cited) or reqs.labels.get(f"R{cited}")
+    if labelled is not None:
+        return Finding(
+            Level.WARNING,
+            "trace.unconfirmed",
+            f"task {task.id} cites {cited}, which {name} writes at line {labelled} in a form "
+            "loop did not read as a definition; it is not checked",
+            where,
+            hint=f"write it as a labelled criterion (`- **{cited}** …`) to have it traced",
+        )
     unread = reqs.not_understood()
     if unread is None:
         return Finding(
@@ -329,7 +340,7 @@ def _no_ids(reqs: RequirementSet, tasks: TaskList) -> Finding:
     )
 
 
-_CITED = compile_on_use(r"^([A-Z]*)([0-9]+[a-z]?)(?:\.([0-9]+[a-z]?))?$")
+_CITED = re.compile(r"^([A-Z]*)([0-9]+[a-z]?)(?:\.([0-9]+[a-z]?))?$")
 
 
 def _closest(cited: str, reqs: RequirementSet, children: Mapping[str, list[Requirement]]) -> str:

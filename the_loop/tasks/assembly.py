@@ -21,7 +21,6 @@ from pathlib import Path
 
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level
-from the_loop.io.lazy_re import compile_on_use
 from the_loop.tasks.model import STATE_OF_MARK, Task, TaskState, new_task
 from the_loop.tasks.values import (
     ALL,
@@ -88,6 +87,8 @@ class Draft:
         "blocks",
         "after_blank",
         "heading",
+        "optional",
+        "phase",
     )
 
     def __init__(
@@ -96,10 +97,13 @@ class Draft:
         line: int,
         mark_offset: int,
         paragraph: Block,
-        *,
         heading: bool = False,
+        optional: bool = False,
+        phase: int | None = None,
     ) -> None:
         self.mark = mark
+        self.optional = optional  # Kiro's `- [ ]*`
+        self.phase = phase  # the line of the Spec Kit phase heading above it
         self.line = line
         self.mark_offset = mark_offset
         self.end_line = line
@@ -125,7 +129,7 @@ class Context:
     costs every cold start more than this one saves in lines.
     """
 
-    __slots__ = ("path", "tasks", "findings", "no_id", "unread_depends", "stated")
+    __slots__ = ("path", "tasks", "findings", "no_id", "unread_depends", "stated", "shaped")
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -138,6 +142,9 @@ class Context:
         # could not be read, so the task is held back rather than read as free.
         self.unread_depends: dict[int, int] = {}
         self.stated: list[bool] = []
+        # Whether a task's form says something about order (a sub-task id, a
+        # checkpoint): without one, the-loop's order rule has nothing to add.
+        self.shaped = False
 
     def note(
         self, level: Level, code: str, message: str, line: int | None, hint: str | None = None
@@ -181,33 +188,33 @@ def _leading_number(task_id: str | None) -> int:
 # Assembling one task
 
 _PLAIN_HEAD_RE = re.compile(r"([Tt]?)([0-9]{1,9})[.):][ \t]+([^*]*)$")
-_FIELD_RE = compile_on_use(
+_FIELD_RE = re.compile(
     r"(?<![\w*])(?P<open>\*\*|\*|_)"
     r"(?P<key>depends(?:[ -]on)?|dependencies|blocked[ -]by|requirements?|reqs?|refs?"
-    r"|covers|satisfies|implements|traces(?:[ \t]to)?|tests?)"
+    r"|covers|satisfies|implements|validates|traces(?:[ \t]to)?|tests?)"
     r"(?:[ \t]*:[ \t]*(?P=open)|(?P=open)[ \t]*:|[ \t]*:(?P<inner>))",
     re.IGNORECASE,
 )
 # Without emphasis only the exact keys count: a detail such as "Dependencies:
 # add ruamel" is about packages, not tasks.
-_PLAIN_FIELD_RE = compile_on_use(
+_PLAIN_FIELD_RE = re.compile(
     r"(?P<open>)(?P<key>depends[ -]on|blocked[ -]by|requirements|covers|test)[ \t]*:(?P<inner>)",
     re.IGNORECASE,
 )
 _SEPARATORS = " \t—–·|"
 # `*(AC7, R2)*` or `_(AC7)_`: a citation group in the task's text.
-_ITALIC_GROUP_RE = compile_on_use(r"\*\(([^()*]*)\)\*|(?<![\w])_\(([^()_]*)\)_")
+_ITALIC_GROUP_RE = re.compile(r"\*\(([^()*]*)\)\*|(?<![\w])_\(([^()_]*)\)_")
 # A plain `(AC1.3)` or `(req 2)` in the task's header paragraph.
 _PAREN_GROUP_RE = re.compile(r"\(([^()]{1,200})\)")
 # `depends on` and `Requirements:` in running text (the clause grammar of the module doc).
-_CLAUSE_RE = compile_on_use(
+_CLAUSE_RE = re.compile(
     r"(?<![\w*_/-])(?:(?P<dep>depends[ \t]+on)|(?P<req>requirements?))(?![\w-])"
     r"[ \t]*(?P<colon>:)?[ \t]*",
     re.IGNORECASE,
 )
-_CLAUSE_END_RE = compile_on_use(r"[.;](?![0-9A-Za-z])|[ \t][—–·|][ \t]|\*\(|(?<![\w])_\(")
+_CLAUSE_END_RE = re.compile(r"[.;](?![0-9A-Za-z])|[ \t][—–·|][ \t]|\*\(|(?<![\w])_\(")
 _SENTENCE_BREAKS = ".;:—–·|(!?"
-_CODE_RE = compile_on_use(r"`+[^`]*`+")
+_CODE_RE = re.compile(r"`+[^`]*`+")
 _MAX_CLAUSE = 200
 
 
@@ -298,6 +305,12 @@ def assemble(draft: Draft, ctx: Context) -> Task | None:
     if not facts.requirements and facts.in_parentheses:
         facts.requirements = facts.in_parentheses
         facts.requirements_line = facts.in_parentheses_line
+    parallel = False
+    if title[:1] == "[":
+        title, parallel = _tags(title, facts)
+    checkpoint = "heckpoint" in title and _CHECKPOINT_RE.match(title) is not None
+    if checkpoint or "." in task_id:
+        ctx.shaped = True
     if not title:
         ctx.note(
             Level.WARNING,
@@ -325,6 +338,12 @@ def assemble(draft: Draft, ctx: Context) -> Task | None:
             "line": draft.line,
             "end_line": draft.end_line,
             "mark_offset": draft.mark_offset,
+            "parent": None,  # set by ``the_loop.tasks.order``
+            "optional": draft.optional,
+            "checkpoint": checkpoint,
+            "parallel": parallel,
+            "phase": draft.phase,
+            "effective": None,  # set by ``the_loop.tasks.order`` for a parent
         }
     )
     if facts.unread_line is not None:
@@ -332,6 +351,27 @@ def assemble(draft: Draft, ctx: Context) -> Task | None:
     ctx.tasks.append(task)
     ctx.stated.append(facts.stated)
     return task
+
+
+# A checkpoint task: "Checkpoint - Ensure all tests pass", "**Checkpoint:** …".
+_CHECKPOINT_RE = re.compile(r"[\W_]*checkpoint\b", re.IGNORECASE)
+# Spec Kit's tags before a title: `[P]` (may run in parallel), `[US1]` (the story served).
+_TAG_RE = re.compile(r"\[(P|US[0-9]{1,4})\][ \t]*")
+
+
+def _tags(title: str, facts: _Facts) -> tuple[str, bool]:
+    """``title`` without its leading ``[P]``/``[USn]`` tags, and whether ``[P]`` was one.
+
+    A ``[USn]`` tag cites user story ``n`` of ``spec.md`` (the id ``USn``).
+    """
+    parallel, at = False, 0
+    while (m := _TAG_RE.match(title, at)) is not None:
+        if m.group(1) == "P":
+            parallel = True
+        else:
+            facts.requirements.setdefault(m.group(1), None)
+        at = m.end()
+    return title[at:], parallel
 
 
 def _take_blocks(

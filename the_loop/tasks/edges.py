@@ -70,9 +70,16 @@ class _Source:
 
 
 def resolve_source(
-    ctx: Context, charts: list[mermaid.Flowchart], prose: ProseDag
+    ctx: Context,
+    charts: list[mermaid.Flowchart],
+    prose: ProseDag,
+    *,
+    relies_on_order: bool = False,
 ) -> tuple[tuple[Task, ...], str]:
     """The tasks read (``ctx.tasks``) with their final edges, and the sources used.
+
+    ``relies_on_order``: the file's format makes order the dependency where
+    nothing is stated (``the_loop.tasks.order``), so silence is not independence.
 
     The second value names the sources that state something, joined by ``+``
     (``"fields"``, ``"fields+mermaid"``, ``"mermaid+prose"``, …), or ``"none"``.
@@ -97,7 +104,7 @@ def resolve_source(
         if len(sources) > 1:
             _compare(sources, tasks, unread, ctx)
         final = tuple(_joined(task, sources, unread) for task in tasks)
-    if not sources and len(tasks) > 1 and not unread:
+    if not sources and len(tasks) > 1 and not unread and not relies_on_order:
         ctx.note(
             Level.INFO,
             "tasks.no-dependencies",

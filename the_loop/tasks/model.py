@@ -64,6 +64,24 @@ class Task:
     # The line of a dependency statement loop could not read: the task may wait
     # for something loop cannot see, so the graph never offers it as ready.
     unread_depends_line: int | None = None
+    # What the file's form says about the task beyond its fields (docs/formats.md,
+    # "The order rule"): the task whose sub-task it is (``2`` for ``2.1``), Kiro's
+    # optional mark (``- [ ]*``), a checkpoint ("Checkpoint — ensure all tests
+    # pass"), Spec Kit's ``[P]`` and the phase heading it sits under (its line).
+    parent: str | None = None
+    optional: bool = False
+    checkpoint: bool = False
+    parallel: bool = False
+    phase: int | None = None
+    # The state the order rule reads when it differs from the box: a parent is done
+    # exactly when its required sub-tasks are. ``state`` stays what the box shows
+    # (what the writer ticks and the log's checkpoints record).
+    effective: TaskState | None = None
+
+    @property
+    def progress(self) -> TaskState:
+        """The state scheduling uses: ``effective`` when set, else the box's."""
+        return self.effective or self.state
 
 
 @dataclass(frozen=True)
@@ -81,6 +99,9 @@ class TaskList:
     tasks: tuple[Task, ...]
     findings: tuple[Finding, ...]
     dependency_source: str = "none"
+    # The format the file is written in: "the-loop", "kiro" or "spec-kit"
+    # (``the_loop.tasks.order.detect_format``).
+    format: str = "the-loop"
 
     def not_understood(self) -> Finding | None:
         """The first line that may be a task loop could not read, if any.
@@ -93,7 +114,7 @@ class TaskList:
 
 # Findings about lines that may be tasks the reader could not read.
 TASK_NOT_UNDERSTOOD = frozenset(
-    {"tasks.no-id", "tasks.heading-no-checkbox", "tasks.unclosed-fence"}
+    {"tasks.no-id", "tasks.heading-no-checkbox", "tasks.unclosed-fence", "tasks.none-understood"}
 )
 
 

@@ -41,7 +41,6 @@ from pathlib import Path
 
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level
-from the_loop.io.lazy_re import compile_on_use
 from the_loop.tasks.values import parse_depends
 
 # A heading that names the dependency order of the tasks.
@@ -49,34 +48,34 @@ DAG_HEADING_RE = re.compile(
     r"\bDAG\b|(?i:dependency[ \t]+graph|dependencies|task[ \t]+graph|task[ \t]+order"
     r"|critical[ \t]+path|execution[ \t]+order|\bordering\b|\bwaves?\b)"
 )
-_ARROW_RE = compile_on_use(r"<-{1,2}(?!>)|←|-{1,2}>|=>|→|⟶")
+_ARROW_RE = re.compile(r"<-{1,2}(?!>)|←|-{1,2}>|=>|→|⟶")
 _BACKWARD = frozenset({"<-", "<--", "←"})
-_ID = r"[Tt]?[0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?"
+_ID = r"(?:[Tt]-?)?[0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?"
 _ITEM = rf"{_ID}(?:[ \t]*(?:\.\.|[–—-])[ \t]*{_ID})?"
 _GROUP = (
     rf"\{{[ \t]*{_ITEM}(?:[ \t]*,[ \t]*{_ITEM})*[ \t]*\}}"
     rf"|{_ITEM}(?:[ \t]*/[ \t]*{_ITEM})+"
     rf"|{_ITEM}(?:[ \t]*,[ \t]*{_ITEM})*"
 )
-_GROUP_RE = compile_on_use(_GROUP)
-_TRAILING_GROUP_RE = compile_on_use(rf"(?:^|(?<=[\s(:]))(?:{_GROUP})[ \t]*$")
-_LEADING_GROUP_RE = compile_on_use(rf"[ \t]*(?:{_GROUP})(?![\w.])")
-_ITEM_RE = compile_on_use(
-    r"[Tt]?([0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?)"
-    r"(?:[ \t]*(?:\.\.|[–—-])[ \t]*[Tt]?([0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?))?"
+_GROUP_RE = re.compile(_GROUP)
+_TRAILING_GROUP_RE = re.compile(rf"(?:^|(?<=[\s(:]))(?:{_GROUP})[ \t]*$")
+_LEADING_GROUP_RE = re.compile(rf"[ \t]*(?:{_GROUP})(?![\w.])")
+_ITEM_RE = re.compile(
+    r"(?:[Tt]-?)?([0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?)"
+    r"(?:[ \t]*(?:\.\.|[–—-])[ \t]*(?:[Tt]-?)?([0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?))?"
 )
-_NOISE_RE = compile_on_use(r"\b(?:also|after|then|and|both)\b", re.IGNORECASE)
-_CODE_SPAN_RE = compile_on_use(r"`([^`]+)`")
-_ASIDE_RE = compile_on_use(r"\(([^()]*)\)")
-_BOX_ART_RE = compile_on_use(r"[\u2500-\u257f↑↓]")
-_BULLET_RE = compile_on_use(r"^(?:[-*+]|[0-9]{1,9}[.)])[ \t]+")
+_NOISE_RE = re.compile(r"\b(?:also|after|then|and|both)\b", re.IGNORECASE)
+_CODE_SPAN_RE = re.compile(r"`([^`]+)`")
+_ASIDE_RE = re.compile(r"\(([^()]*)\)")
+_BOX_ART_RE = re.compile(r"[\u2500-\u257f↑↓]")
+_BULLET_RE = re.compile(r"^(?:[-*+]|[0-9]{1,9}[.)])[ \t]+")
 _MAX_RANGE = 10_000
-_TASK_HEADER_RE = compile_on_use(r"(?i:tasks?|ids?|#|no\.?|step)")
-_DEPS_HEADER_RE = compile_on_use(
+_TASK_HEADER_RE = re.compile(r"(?i:tasks?|ids?|#|no\.?|step)")
+_DEPS_HEADER_RE = re.compile(
     r"(?i:depends(?:[ \t]+on)?|dependencies|deps|blocked[ \t]+by|after"
     r"|prerequisites?)"
 )
-_ROW_ID_RE = compile_on_use(r"[Tt]?([0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?)")
+_ROW_ID_RE = re.compile(r"[Tt]?([0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?)")
 
 
 @dataclass(frozen=True)

@@ -18,11 +18,11 @@ from pathlib import Path
 from the_loop.errors import UnusableInputError, Where
 from the_loop.findings import Level
 from the_loop.io.fences import closes_fence, open_fence
-from the_loop.io.lazy_re import compile_on_use
 from the_loop.io.textfile import SPEC_LIMIT, decode_utf8, read_limited
 from the_loop.tasks.assembly import Block, Context, Draft, assemble, field_line, has_task_id
 from the_loop.tasks.edges import resolve_source
 from the_loop.tasks.model import TaskList
+from the_loop.tasks.order import THE_LOOP, apply_order, detect_format
 from the_loop.tasks.prose_dag import DAG_HEADING_RE, ProseDag
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
@@ -36,13 +36,45 @@ def parse_tasks(text: str, path: Path) -> TaskList:
     Every task is returned in file order, duplicates included; whatever cannot
     be read with certainty is a finding with ``path:line`` and a hint.
     """
-    reader = _Reader(text, Path(path))
+    path = Path(path)
+    reader = _Reader(text, path)
     reader.read()
-    reader.ctx.report_missing_ids()
-    tasks, source = resolve_source(reader.ctx, reader.charts, reader.prose)
-    findings = reader.ctx.findings
+    ctx = reader.ctx
+    ctx.report_missing_ids()
+    fmt = detect_format(path, text)
+    tasks, source = resolve_source(
+        ctx, reader.charts, reader.prose, relies_on_order=fmt != THE_LOOP
+    )
+    tasks, added = apply_order(tasks, fmt, reader.waves, ctx)
+    if added:
+        source = "+".join([s for s in source.split("+") if s != "none"] + added)
+    if not tasks:
+        _none_understood(text, ctx)
+    findings = ctx.findings
     findings.sort(key=_line_of)  # stable: findings of one line keep their order
-    return TaskList(Path(path), tasks, tuple(findings), source)
+    return TaskList(path, tasks, tuple(findings), source, fmt)
+
+
+# A line that looks like a task: a checkbox at any indentation, or a heading naming one.
+_TASK_LIKE_RE = re.compile(
+    r"^[ \t]*(?:[-*+]|[0-9]{1,9}[.)])[ \t]+\[.\]|^#{1,6}[ \t]+(?:[Tt]ask[ \t]+)?[Tt]-?[0-9]", re.M
+)
+
+
+def _none_understood(text: str, ctx: Context) -> None:
+    """A file whose task-like lines yield no task says so: nothing is silently "all done"."""
+    m = _TASK_LIKE_RE.search(text)
+    if m is None:
+        return
+    line = text.count("\n", 0, m.start()) + 1
+    ctx.note(
+        Level.WARNING,
+        "tasks.none-understood",
+        "not understood: this file has lines that look like tasks, but none of them reads "
+        "as one, so loop sees no tasks at all",
+        line,
+        "write tasks as `- [ ] 1. Title` at the start of a line (see docs/formats.md)",
+    )
 
 
 def _line_of(finding: object) -> int:
@@ -86,19 +118,29 @@ def decode(data: bytes, path: Path) -> str:
 # ---------------------------------------------------------------------------
 # The line pass
 
-_TASK_RE = re.compile(r"[-*+][ \t]+\[(.)\]((?:[ \t].*)?)$")
+# `- [ ] 1. Title`; `- [ ]* 2.2 Title` is Kiro's optional task.
+_TASK_RE = re.compile(r"[-*+][ \t]+\[(.)\](\*?)((?:[ \t].*)?)$")
+# An indented checkbox whose id extends a parent's (`  - [ ] 2.1 Decode`): a sub-task.
+_SUBTASK_RE = re.compile(r"[ \t]+[-*+][ \t]+\[(.)\](\*?)([ \t]+(?:\*\*)?[Tt]?[0-9]{1,9}\.[0-9].*)$")
+# A heading that opens a Spec Kit phase: `## Phase 2: Foundational`.
+_PHASE_RE = re.compile(r"(?i:phase)[ \t]+[0-9]{1,4}\b")
+# A line outside the tasks that states the order: `> DAG: T1 → T2 → T3.`
+_ORDER_LINE_RE = re.compile(
+    r"(?:>[ \t]*)*[*_]{0,2}(?:DAG|(?i:order|dependencies|dependency[ \t]+graph|critical[ \t]+path"
+    r"|execution[ \t]+order))[*_]{0,2}[ \t]*:[*_]{0,2}[ \t]*(.*)$"
+)
 # `1. [x] Title`: a task in an ordered list; without an id of its own it is the
 # number the list shows.
-_ORDERED_TASK_RE = compile_on_use(r"([0-9]{1,9})[.)][ \t]+\[(.)\]((?:[ \t].*)?)$")
-_NESTED_BOX_RE = compile_on_use(r"\[.\](?:[ \t]|$)")
+_ORDERED_TASK_RE = re.compile(r"([0-9]{1,9})[.)][ \t]+\[(.)\]((?:[ \t].*)?)$")
+_NESTED_BOX_RE = re.compile(r"\[.\](?:[ \t]|$)")
 _FIELD_LINE_RE = re.compile(
     r"[ \t]+[-*+][ \t]+(_(depends on|requirements|test):_[ \t]*(\S.*))", re.IGNORECASE
 )
-_BULLET_RE = compile_on_use(r"(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]+(.*))?$")
+_BULLET_RE = re.compile(r"(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]+(.*))?$")
 _HEADING_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
 # A heading that is a task: `### T1 — title`, `## Task 3: title` (the word is dropped).
-_HEADING_TASK_RE = re.compile(r"(?=[Tt][0-9])|[Tt]ask[ \t]+(?=[Tt]?[0-9])")
-_COMMENT_OPEN = compile_on_use(r" {0,3}<!--")  # an HTML block: it ends at the line holding -->
+_HEADING_TASK_RE = re.compile(r"(?=[Tt]-?[0-9])|[Tt]ask[ \t]+(?=[Tt]?[0-9])")
+_COMMENT_OPEN = re.compile(r" {0,3}<!--")  # an HTML block: it ends at the line holding -->
 
 
 class _Fence:
@@ -107,7 +149,7 @@ class _Fence:
     A plain class (working state of one read): one dataclass fewer to build on every start.
     """
 
-    __slots__ = ("char", "length", "line", "in_task", "mermaid", "in_dag")
+    __slots__ = ("char", "length", "line", "in_task", "mermaid", "in_dag", "json")
 
     def __init__(
         self,
@@ -124,6 +166,7 @@ class _Fence:
         self.in_task = in_task
         self.mermaid = mermaid
         self.in_dag = in_dag  # a plain fence in a DAG section: its lines are chains
+        self.json: list[str] | None = None  # a ```json block: it may hold Kiro's waves
 
 
 class _Reader:
@@ -137,6 +180,10 @@ class _Reader:
         self.prose = ProseDag(path)
         self.dag_level: int | None = None  # heading level of the DAG section we are in
         self.ordered: int | None = None  # the number the ordered task list showed last
+        self.phase: tuple[int, int] | None = None  # (line, level) of the phase heading above
+        self.waves: list[tuple[list[str], int]] = []  # Kiro's waves: (task ids, line) each
+        self.waves_line: int | None = None
+        self.task_like = 0  # lines that look like tasks (for `tasks.none-understood`)
         self.draft: Draft | None = None
         self.fence: _Fence | None = None
         self.in_comment = False  # inside a multi-line <!-- … --> block
@@ -213,6 +260,13 @@ class _Reader:
         if body[0] in "`~" and self._open_fence(body, no, indented):
             return
         if indented:
+            if body[0] in "-*+" and "[" in body[:3]:
+                sub = _SUBTASK_RE.match(line)
+                if sub is not None and has_task_id(sub.group(3).strip()):
+                    self._finish()
+                    self._checkbox(sub, no, pos)
+                    return
+                self.task_like += "[" in body[:3]
             self._indented(body, no)
         else:
             self._column_zero(line, body, no, pos)
@@ -245,6 +299,8 @@ class _Reader:
         self.prose.end_table()
         if self.dag_level is not None:
             self.prose.feed(line, no, fenced=False)
+        elif ":" in line and (order := _ORDER_LINE_RE.match(line)) is not None:
+            self.prose.feed(order.group(1), no, fenced=False)
 
     def _heading(self, line: str, no: int, pos: int) -> bool:
         m = _HEADING_RE.match(line)
@@ -256,6 +312,10 @@ class _Reader:
             self.dag_level = None
         if DAG_HEADING_RE.search(title):
             self.dag_level = level
+        if _PHASE_RE.match(title):
+            self.phase = (no, level)
+        elif self.phase is not None and level <= self.phase[1]:
+            self.phase = None
         named = _HEADING_TASK_RE.match(title)
         if named and has_task_id(title[named.end() :]):
             self.draft = Draft(None, no, 0, Block(title[named.end() :], no), heading=True)
@@ -274,7 +334,7 @@ class _Reader:
 
     def _checkbox(self, m: re.Match[str], no: int, pos: int) -> None:
         draft = self.draft
-        mark, content = m.groups()
+        mark, star, content = m.groups()
         content = content.strip()
         if draft is not None:
             if draft.heading and not has_task_id(content):
@@ -287,7 +347,9 @@ class _Reader:
             self.draft = None
             assemble(draft, self.ctx)  # (``_finish``, inlined: one call per task)
         offset = pos + m.start(1) if self.ascii else self._byte_offset(pos + m.start(1))
-        self.draft = Draft(mark, no, offset, Block(content, no))
+        # (positional: one call per task line)
+        phase = self.phase[0] if self.phase is not None else None
+        self.draft = Draft(mark, no, offset, Block(content, no), False, star == "*", phase)
 
     def _ordered_task(self, m: re.Match[str], no: int, pos: int) -> None:
         shown = int(m.group(1)) if self.ordered is None else self.ordered + 1
@@ -336,6 +398,8 @@ class _Reader:
         is_mermaid = bool(info) and info[0].lower() == "mermaid"
         in_dag = self.dag_level is not None and not is_mermaid and not in_task
         self.fence = _Fence(char, length, no, in_task, [] if is_mermaid else None, in_dag)
+        if info and info[0].lower() == "json":
+            self.fence.json = []
         return True
 
     def _fenced(self, line: str, no: int) -> None:
@@ -348,10 +412,17 @@ class _Reader:
                 self.draft.end_line = no
         elif fence.mermaid is not None:
             fence.mermaid.append(line)
+        elif fence.json is not None:
+            fence.json.append(line)
         elif fence.in_dag:
             self.prose.feed(line, no, fenced=True)
 
     def _close_chart(self, fence: _Fence) -> None:
+        if fence.json is not None and "waves" in "".join(fence.json):
+            from the_loop.tasks.order import read_waves  # only a file with waves needs it
+
+            self.waves_line = fence.line
+            self.waves = read_waves(fence.json, fence.line, self.ctx)
         if fence.mermaid is not None:
             from the_loop.tasks import mermaid  # only a file with a flowchart needs its reader
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 import shlex
 
-from the_loop.io.lazy_re import compile_on_use
 from the_loop.tasks.model import Task
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
@@ -28,8 +27,8 @@ if TYPE_CHECKING:
 # An id as a task line writes it (`3.`, `3)`, `3:`, `3 —`, `T3`, `Task 3`, `3.2`,
 # `T12b`, `**T3`), the separator included; the task-line reader and the writer share
 # it. A letter suffix (`T12b`) names a task inserted after 12 without renumbering.
-ID_RE = compile_on_use(
-    r"(?P<t>[Tt]ask[ \t]+|[Tt])?(?P<num>[0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?)"
+ID_RE = re.compile(
+    r"(?P<t>[Tt]ask[ \t]+|[Tt]-?)?(?P<num>[0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?)"
     r"(?P<sep>\.|\)|:|[ \t]*[—–]|[ \t]+-(?=[ \t]|$)|(?=\*\*)|(?=[ \t]|$))"
 )
 
@@ -55,15 +54,16 @@ def _strip_zeros(part: str) -> str:
 
 ALL: Literal["all"] = "all"
 _MAX_RANGE = 100_000
-_PAREN_RE = compile_on_use(r"\([^()]*\)")
-_NONE_RE = compile_on_use(r"(?:none|nothing|n/a)(?![\w/])|[—–-]$", re.IGNORECASE)
-_ALL_RE = compile_on_use(r"all(?:[ \t]+(?:other[ \t]+)?tasks)?(?:[ \t]+above)?\.?$", re.IGNORECASE)
+_PAREN_RE = re.compile(r"\([^()]*\)")
+# `—` (and `—.`, a sentence's end) means none as much as the word does.
+_NONE_RE = re.compile(r"(?:none|nothing|n/a)(?![\w/])|[—–-]+\.?$", re.IGNORECASE)
+_ALL_RE = re.compile(r"all(?:[ \t]+(?:other[ \t]+)?tasks)?(?:[ \t]+above)?\.?$", re.IGNORECASE)
 _SIMPLE_DEPS_RE = re.compile(r"[0-9]{1,9}(?:, [0-9]{1,9})+$")
-_DEP_SPLIT_RE = compile_on_use(r"[,;&+]|[ \t]and[ \t]", re.IGNORECASE)
+_DEP_SPLIT_RE = re.compile(r"[,;&+]|[ \t]and[ \t]", re.IGNORECASE)
 _TASK_NUMBER = r"[0-9]{1,9}(?:\.[0-9]{1,9})*[a-z]?"
-_DEP_ITEM_RE = compile_on_use(
-    rf"(?:tasks?[ \t]+)?[Tt]?({_TASK_NUMBER})"
-    rf"(?:[ \t]*(?:[–—-]|\.\.|to)[ \t]*[Tt]?({_TASK_NUMBER}))?"
+_DEP_ITEM_RE = re.compile(
+    rf"(?:tasks?[ \t]+)?(?:[Tt]-?)?({_TASK_NUMBER})"
+    rf"(?:[ \t]*(?:[–—-]|\.\.|to)[ \t]*(?:[Tt]-?)?({_TASK_NUMBER}))?"
 )
 
 
@@ -137,27 +137,29 @@ def _expand(first: str, last: str) -> list[str] | None:
 REQUIREMENT_FAMILIES = ("R", "AC", "FR", "NFR", "REQ")
 _REQ_NUMBER = r"[0-9]{1,9}[a-z]?(?:\.[0-9]{1,9}[a-z]?)*"
 _FAMILY = r"(?:(?i:nfr|fr|ac|req|r)|[A-Z]{1,5})"
-_CITE_RE = compile_on_use(
+_CITE_RE = re.compile(
     r"(?<![\w-])(?P<nfr>NFR)(?![\w-])(?:[ \t]+(?![A-Z]{1,5}[ \t]?[0-9])[A-Za-z][\w-]*)?|"
     rf"(?<![\w.#/§@-])(?:(?P<p>{_FAMILY})(?:[ \t]?-?[ \t]?))?(?P<a>{_REQ_NUMBER})"
     rf"(?:[ \t]*(?:[–—-]|\.\.)[ \t]*(?:(?P<q>{_FAMILY})[ \t]?-?)?(?P<b>{_REQ_NUMBER}))?"
     r"(?![\w])"
 )
-_REQ_WORD_RE = compile_on_use(r"(?<![\w-])req(?:uirement)?[ \t]+(?=[0-9])", re.IGNORECASE)
-_AC_BEFORE_R_RE = compile_on_use(r"(?<![\w-])AC[ \t]+(?=R[0-9])")
+_REQ_WORD_RE = re.compile(r"(?<![\w-])req(?:uirement)?[ \t]+(?=[0-9])", re.IGNORECASE)
+_AC_BEFORE_R_RE = re.compile(r"(?<![\w-])AC[ \t]+(?=R[0-9])")
 # Phrases with numbers that cite something other than a requirement: dropped unread.
-_NOT_CITATIONS_RE = compile_on_use(
+_NOT_CITATIONS_RE = re.compile(
     r"`[^`]*`"  # code
     r"|\]\([^)]*\)"  # a link's target (its text, `[R1.1]`, is read)
     r"|https?://\S+"
-    r"|(?i:(?:security[ \t]+)?abuse[ \t]+cases?)[ \t]*[0-9][0-9 \t,–—-]*(?:(?i:and)[ \t]+[0-9]+)?"
+    # a section of some document by its number: `abuse cases 1 & 3`, `steps 2 and 4`
+    r"|(?i:(?:security[ \t]+)?abuse[ \t]+cases?|sections?|steps?|scenarios?|cases?)"
+    r"[ \t]*[0-9][0-9 \t,&–—-]*(?:(?i:and)[ \t]+[0-9]+)?"
     r"|(?i:(?:security|design)[ \t]+)?§[ \t]*[0-9][0-9.]*(?:[ \t]*[–—-][ \t]*§?[ \t]*[0-9][0-9.]*)?"
 )
 _SIMPLE_REQS_RE = re.compile(r"(?:(?:NFR|FR|AC|R)[1-9][0-9]{0,8}(?:\.[1-9][0-9]{0,8})?(?:, |$))+$")
-_ID_LIKE_RE = compile_on_use(r"(?<![\w.#])[A-Za-z]*[-_]?[0-9][\w.-]*")
+_ID_LIKE_RE = re.compile(r"(?<![\w.#])[A-Za-z]*[-_]?[0-9][\w.-]*")
 # A letter, or a digit that is not a decimal (`²`): without one, quiet text names nothing.
 _LETTER_RE = re.compile(r"[^\W\d_]")
-_ALL_REQ_RE = compile_on_use(r"[ \t]*all\b", re.IGNORECASE)
+_ALL_REQ_RE = re.compile(r"[ \t]*all\b", re.IGNORECASE)
 
 
 class Requirements:
@@ -292,8 +294,9 @@ def unsplittable_span(value: str) -> str | None:
     return None
 
 
-_CODE_RUN_RE = compile_on_use(r"`+")
-_ROW_LABEL_RE = compile_on_use(r"T[0-9]+[ \t]+[—–-][ \t]+")
+_CODE_RUN_RE = re.compile(r"`+")
+# `T2 — pytest …`, `T1/T8 — pytest …`: the test-plan rows the command stands for.
+_ROW_LABEL_RE = re.compile(r"T[0-9]+[a-z]?(?:[ \t]*[/,&+][ \t]*T?[0-9]+[a-z]?)*[ \t]+[—–-][ \t]+")
 
 
 def _first_code_span(text: str) -> str | None:

@@ -8,6 +8,7 @@ user's file loop will not touch but which has a problem).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,13 +108,39 @@ def _config_file(
 
         existing = load_config(root).workflow.spec_dir
         return Step(rel, "skipped", "exists and is valid (not overwritten)"), existing
-    chosen = spec_dir or schema.defaults()["workflow"]["specDir"]
+    chosen = spec_dir or found_spec_dir(root) or schema.defaults()["workflow"]["specDir"]
     text = render_config(spec_dir=chosen, commit=commit)
     if not dry_run:
         atomic.make_dirs(folder)
         if not atomic.create_exclusive(path, text):
             return Step(rel, "skipped", "appeared meanwhile (not overwritten)"), chosen
     return Step(rel, "created", "from the template, with the schema defaults"), chosen
+
+
+# Where the other formats keep their work items: Kiro's (and cc-sdd's) feature folders,
+# and Spec Kit's numbered ones (``specs/001-feature/``).
+KIRO_SPECS = ".kiro/specs"
+SPEC_KIT_SPECS = "specs"
+_SPEC_KIT_ITEM = re.compile(r"[0-9]{3,}-")
+
+
+def found_spec_dir(root: Path) -> str | None:
+    """The spec folder a project already writes in another format, if there is one.
+
+    ``docs/specs`` (loop's own) wins when it exists; then ``.kiro/specs`` when it
+    holds a feature folder; then ``specs`` when it holds a ``NNN-feature`` folder.
+    """
+    if (root / "docs" / "specs").is_dir():
+        return None
+    kiro = root / KIRO_SPECS
+    if kiro.is_dir() and any(p.is_dir() for p in kiro.iterdir()):
+        return KIRO_SPECS
+    spec_kit = root / SPEC_KIT_SPECS
+    if spec_kit.is_dir() and any(
+        p.is_dir() and _SPEC_KIT_ITEM.match(p.name) for p in spec_kit.iterdir()
+    ):
+        return SPEC_KIT_SPECS
+    return None
 
 
 def _schema_copy(root: Path, folder: Path, dry_run: bool) -> Step:

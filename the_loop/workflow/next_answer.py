@@ -145,6 +145,9 @@ def next_view(report: ItemReport, *, all_ready: bool = False, limit: int | None 
         message = (
             f"{len(chosen)} ready task(s)" if all_ready else "next task"
         ) + f" ({dag.done}/{dag.total} done)"
+    elif not dag.total:
+        # Never "all 0 tasks are done": a plan loop read as empty is not finished work.
+        message = f"tasks.md lists no task loop can read; `loop check {report.id}` says why"
     elif dag.done == dag.total:
         message = f"all {dag.total} tasks are done"
     else:

@@ -45,6 +45,7 @@ class ItemStatus:
     # tasks waiting in its merge queue, in merge order.
     running: dict[str, int] | None = None
     queued: tuple[str, ...] = ()
+    format: str = "the-loop"  # the item's format: the-loop | kiro | spec-kit
 
     def to_json(self, limit: int | None = LIST_LIMIT) -> dict[str, object]:
         """The JSON answer; ``ready`` and ``inProgress`` hold at most ``limit`` ids (None: all)."""
@@ -62,6 +63,7 @@ class ItemStatus:
             "item": self.id,
             "title": self.title,
             "path": self.path,
+            "format": self.format,
             "phase": self.phase.to_json(),
             "artifacts": self.artifacts,
             "tasks": tasks,
@@ -122,6 +124,7 @@ def item_status(report: ItemReport) -> ItemStatus:
         skipped_resets=_skipped_resets(root, report.id),
         running=running,
         queued=queued,
+        format=report.item.format,
     )
 
 

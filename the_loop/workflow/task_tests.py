@@ -21,7 +21,6 @@ from pathlib import Path
 
 from the_loop.errors import RefusedError, Where
 from the_loop.findings import Finding, Level
-from the_loop.io.lazy_re import compile_on_use
 from the_loop.tasks import Task, test_command
 from the_loop.tasks.values import test_text
 
@@ -32,12 +31,12 @@ if TYPE_CHECKING:
 _OUTPUT_TAIL = 2000  # characters of a failing test's output kept for the message
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
 _SHELL_WORDS = frozenset({"cd", "export", "source", ".", "set", "alias", "ulimit", "umask"})
-_SINGLE_QUOTED = compile_on_use(r"'[^']*'")
-_DOUBLE_QUOTED = compile_on_use(r'"(?:\\.|[^"\\])*"')
-_EXPANSION = compile_on_use(r"\$[({]|\$[A-Za-z_]\w*|`")
-_OPERATOR = compile_on_use(r"&&|\|\||[|;<>&]")
-_GLOB = compile_on_use(r"(?<![\\\w])~|[*?]")
-_NAME = compile_on_use(r"[A-Za-z_]\w*")
+_SINGLE_QUOTED = re.compile(r"'[^']*'")
+_DOUBLE_QUOTED = re.compile(r'"(?:\\.|[^"\\])*"')
+_EXPANSION = re.compile(r"\$[({]|\$[A-Za-z_]\w*|`")
+_OPERATOR = re.compile(r"&&|\|\||[|;<>&]")
+_GLOB = re.compile(r"(?<![\\\w])~|[*?]")
+_NAME = re.compile(r"[A-Za-z_]\w*")
 # Anything shell_features could find holds one of these characters or starts with one of
 # these words (a code span's backtick may come before it in the raw _Test:_ value).
 _MAYBE_SHELL = re.compile(
@@ -179,15 +178,15 @@ def run_test(run: TestRun) -> Verification:
     stopped (a test's children too), and a background job the test leaves
     behind holding the output pipe is never waited for.
     """
-    from the_loop.io.child_process import run_bounded  # subprocess: only a test that runs
+    from the_loop.io.processes import run as run_child  # subprocess: only a test that runs
 
     try:
-        ran = run_bounded(run.argv, cwd=run.cwd, timeout=run.timeout)
+        ran = run_child(run.argv, cwd=run.cwd, timeout=run.timeout, merge_stderr=True)
     except FileNotFoundError:
         return Verification(run.argv, 127, f"{run.argv[0]}: command not found", shown=run.shown)
     except PermissionError:
         return Verification(run.argv, 126, f"{run.argv[0]}: permission denied", shown=run.shown)
-    output = ran.output[-_OUTPUT_TAIL:]
+    output = ran.stdout[-_OUTPUT_TAIL:]
     if ran.timed_out:
         return Verification(run.argv, None, output, True, shown=run.shown)
     return Verification(run.argv, ran.returncode, output, shown=run.shown)

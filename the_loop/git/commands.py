@@ -1,32 +1,35 @@
-"""Run one git process: the only place loop starts git.
+"""Start one git command where git itself must act, through the one process runner.
 
-Every call is bounded: git's own work is quick, but a commit runs the user's
-hooks, and a hook that never returns must not hold the project lock forever.
-A process that outlives its time limit is stopped with its whole process
-group (a hook's children included) and reported as a :class:`GitError`
-naming the command. Output is read as bytes and decoded as UTF-8 with
-replacement, so an odd file name never breaks a reader.
+GitPython reads refs, config and objects; a few things only git does: ``status``
+(the index against the tree), ``add``, ``commit`` with the user's hooks,
+``check-ignore``. They run through :func:`the_loop.io.processes.run`: their own
+process group, a deadline (a hook that never returns must not hold the project
+lock forever: at the deadline the group is stopped, the hook's children
+included), bounded output. Here the git side: the command line (never through
+replace refs), a failure or a timeout as a :class:`GitError` naming the command,
+and git's output as the error's details.
 """
 
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from the_loop.errors import GitError, Where
+from the_loop.io.processes import run
 
 _INSTALL_HINT = "install git and make sure `git --version` works in this shell"
 _MAX_DETAIL_LINES = 40  # hook output can be a whole test run; keep its tail
 DEFAULT_TIMEOUT = 120.0  # seconds; plain git queries finish far sooner
+# loop's own git work sees the objects as committed, whatever replace refs say
+_FIXED_OPTIONS = ("--no-replace-objects",)
 
 
 @dataclass(frozen=True)
 class Ran:
-    """A finished git command: exit status and decoded output."""
+    """A finished git command: exit status and decoded output (the end of it, when long)."""
 
     status: int
     out: str
@@ -52,66 +55,50 @@ def run_git(
     env: Mapping[str, str] | None = None,
     stdin: bytes | None = None,
     timeout: float = DEFAULT_TIMEOUT,
+    on_record: Callable[[str], None] | None = None,
     failure: str | None = None,
     hint: str | None = None,
 ) -> Ran:
     """Run ``git [-c k=v…] [global_options] args`` in ``top`` and return what it did.
 
-    An exit status outside ``ok`` (``None``: any status is fine) is a
-    :class:`GitError` saying ``failure`` (or which command failed) with git's
-    output as details; so is a git that cannot start or runs past ``timeout``.
+    ``on_record`` gets each NUL-terminated record of stdout as it comes (for
+    ``-z`` output, which is then never held whole). An exit status outside
+    ``ok`` (``None``: any status is fine) is a :class:`GitError` saying
+    ``failure`` (or which command failed) with git's output as details; so is a
+    git that cannot start or runs past ``timeout``.
     """
     argv = ["git"]
     for key, value in (config or {}).items():
         argv += ["-c", f"{key}={value}"]
-    argv += [*global_options, *args]
+    argv += [*_FIXED_OPTIONS, *global_options, *args]
     try:
-        child = subprocess.Popen(
+        ran = run(
             argv,
             cwd=top,
             env={**os.environ, **(env or {})},
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,  # its own process group, so a timeout stops hooks too
+            stdin=stdin,
+            timeout=timeout,
+            on_line=on_record,
+            line_end=b"\0",
         )
     except FileNotFoundError as e:
         raise GitError("git could not be started", details=(str(e),), hint=_INSTALL_HINT) from e
     except OSError as e:
         raise GitError(f"git {args[0]} could not run", where=Where(top), details=(str(e),)) from e
-    try:
-        out, err = child.communicate(stdin, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _stop_group(child)
+    if ran.timed_out:
         raise GitError(
             f"`git {args[0]}` did not finish within {timeout:g} s and was stopped",
             where=Where(top),
             hint="a git hook is probably waiting or hanging; run the same git command by "
             "hand to see it, or raise checkpoint.hookTimeoutSeconds",
-        ) from None
-    except BaseException:
-        _stop_group(child)  # Ctrl-C: leave no git (or hook) running behind us
-        raise
-    ran = Ran(child.returncode, _decode(out), _decode(err))
-    if ok is not None and ran.status not in ok:
+        )
+    result = Ran(ran.returncode if ran.returncode is not None else -1, ran.stdout, ran.stderr)
+    if ok is not None and result.status not in ok:
         what = failure or f"`git {' '.join(args)}` failed"
         raise GitError(
-            f"{what} (exit {ran.status})", where=Where(top), details=ran.detail_lines(), hint=hint
+            f"{what} (exit {result.status})",
+            where=Where(top),
+            details=result.detail_lines(),
+            hint=hint,
         )
-    return ran
-
-
-def _stop_group(child: subprocess.Popen[bytes]) -> None:
-    """Kill the child's process group and reap the child."""
-    try:
-        os.killpg(child.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        child.communicate(timeout=5)
-    except (subprocess.TimeoutExpired, ValueError, OSError):
-        pass
-
-
-def _decode(data: bytes | None) -> str:
-    return (data or b"").decode("utf-8", errors="replace")
+    return result
