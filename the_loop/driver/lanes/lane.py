@@ -36,10 +36,11 @@ from the_loop.driver.agent_choice import make_agent
 from the_loop.driver.agents import Agent, AgentKind, AgentReply, Invocation, Start, one_line
 from the_loop.driver.events import AgentFinished, Event, Progress
 from the_loop.driver.lanes.attempt import Attempt, AttemptResult, TestSpec
-from the_loop.driver.process import Finished, run_process
+from the_loop.driver.process import run_process
 from the_loop.driver.prompts import compaction_focus
 from the_loop.errors import LoopError
 from the_loop.git import worktrees
+from the_loop.io.processes import Completed
 from the_loop.workflow.task_tests import TestRun, Verification, run_test
 
 _OUTPUT_LINES = 20
@@ -177,7 +178,7 @@ class _Lane:
             start = self._under_pressure()
             prompt = _continue(attempt, verification=verification)
 
-    def _turn(self, start: Start, prompt: str) -> tuple[Finished, str | None]:
+    def _turn(self, start: Start, prompt: str) -> tuple[Completed, str | None]:
         """One agent run in the worktree; (what it did, why it failed or None)."""
         session = self.agent.new_session_id() if start is Start.NEW else self.session
         finished, reply = self._run(self.agent.turn(start, session, prompt), session)
@@ -205,7 +206,7 @@ class _Lane:
             error += f" — {one_line(finished.stderr.strip().splitlines()[-1], 200)}"
         return finished, error
 
-    def _run(self, invocation: Invocation, session: str | None) -> tuple[Finished, AgentReply]:
+    def _run(self, invocation: Invocation, session: str | None) -> tuple[Completed, AgentReply]:
         attempt = self.attempt
         env = dict(self.setup.env)
         env.update(
@@ -322,7 +323,7 @@ class _Lane:
             warnings=tuple(warnings),
         )
 
-    def _finished(self, finished: Finished, outcome: str, detail: str) -> None:
+    def _finished(self, finished: Completed, outcome: str, detail: str) -> None:
         self.emit(
             AgentFinished(
                 task=self.attempt.task,
