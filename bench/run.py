@@ -27,6 +27,9 @@ target beside the ratio:
 
 Results go to stdout (markdown) and OUT/results.json. Fixtures are built once and
 cached under OUT/repos/ (see fixtures.py).
+
+``--issue18 --compare-src DIR`` prints issue 18's before/after table instead: this
+checkout against the one in DIR, every case interleaved in one run (compare.py).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import fixtures
 
@@ -798,8 +802,10 @@ def parse_options(argv: Sequence[str] | None) -> argparse.Namespace:
         default=4.0,
         help="what each agent of the parallel case takes (a fixed sleep)",
     )
+    add_issue18_arguments(parser)
     parser.add_argument("--out", type=Path, default=HERE / "out")
     options = parser.parse_args(argv)
+    options.given = {k for k in ("sizes", "shapes", "runs", "only") if getattr(options, k)}
     if options.quick:
         options.sizes = options.sizes or [100, 1_000]
         options.runs = options.runs or 1
@@ -848,9 +854,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "hooks": bench.hooks,
         "parallel": bench.parallel,
     }
-    for name in options.only:
+    for name in options.only if not options.issue18 or "only" in options.given else ():
         print(f"bench: {name}", file=sys.stderr, flush=True)
         cases[name]()
+    pairs = issue18_pairs(bench)
     elapsed = time.perf_counter() - started
     header = (
         f"Python {sys.version.split()[0]}; loop from {fixtures.SOURCE}; CPU ms are medians of "
@@ -867,9 +874,43 @@ def main(argv: Sequence[str] | None = None) -> int:
         "checks": bench.checks,
         "rows": [{**asdict(r), "measured": r.measured, "passed": r.passed} for r in bench.rows],
     }
+    if options.issue18:
+        import compare
+
+        results["issue18"] = [compare.as_json(p) for p in pairs]
     (options.out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
-    print(render(bench.rows, header, bench.checks))
-    return 0 if all(r.passed for r in bench.rows) else 1
+    if bench.rows or not options.issue18:
+        print(render(bench.rows, header, bench.checks))
+    if options.issue18:
+        import compare
+
+        print(compare.render(pairs, options.compare_src, options.runs, bench.checks))
+    passed = all(r.passed for r in bench.rows) and all(p.passed for p in pairs)
+    return 0 if passed else 1
+
+
+# --- issue 18: before and after in one run (bench/compare.py) ------------------------------
+
+
+def add_issue18_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--issue18`` and ``--issue18-cases``."""
+    import compare
+
+    compare.add_arguments(parser)
+
+
+def issue18_pairs(bench: Bench) -> list[Any]:
+    """Issue 18's before/after rows when ``--issue18`` is given, else none.
+
+    Without ``--compare-src`` this stops with the commands that make the before
+    checkout. The cases live in compare.py; they run loop through this module's
+    runners (``run_once``, ``Cell``, ``clear_loop_cache``, ``_tick_and_log``).
+    """
+    if not bench.options.issue18:
+        return []
+    import compare
+
+    return compare.issue18(bench, sys.modules[__name__])
 
 
 if __name__ == "__main__":

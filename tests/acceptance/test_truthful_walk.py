@@ -122,11 +122,9 @@ def test_a_walk_with_the_usual_mistakes_ends_truthful(
     assert vague.exit_code == 2
     assert "--next must name a concrete next step" in vague.stderr
     assert log.read_bytes() == before
-    proposal = re.search(r'hint: e\.g\. --next "(.+)"$', vague.stderr, re.MULTILINE)
+    proposal = re.search(r"hint: e\.g\. --next '(.+)'$", vague.stderr, re.MULTILINE)
     assert proposal is not None
-    assert (
-        proposal[1] == "implement task 2: Retry ledger (`loop execute-tasks issue-9` hands it out)"
-    )
+    assert proposal[1] == "implement task 2: Retry ledger (loop execute-tasks issue-9 hands it out)"
     done = _ok(loop, repo, *_done("1", "--session", session, nxt=proposal[1]))
     assert "reset: compact" in done.stdout
     # The compaction did not happen after all: aborted, and the log corrected.
@@ -186,7 +184,10 @@ def test_a_walk_with_the_usual_mistakes_ends_truthful(
     assert findings == [shell_test, hand_tick]  # in file order
     refused = loop("execute-tasks", "9", cwd=repo)
     assert refused.exit_code == 1  # no review while a tick has no checkpoint
-    assert 'loop task done issue-9 4 --adopt --did "…" --next "…"' in refused.stderr
+    assert (
+        "loop task done issue-9 4 --adopt --did '<what was done>' --next '<the next step>'"
+        in refused.stderr
+    )
 
     # Adopting the tick is the last checkpoint of the implementation: one reset for
     # the task and the phase boundary, and the unconfirmed compact is corrected.

@@ -26,8 +26,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("log",),
     ("git",),
     ("checkpoint",),
+    ("ledger",),
     ("workflow",),
     ("hooks", "driver"),
+    ("board",),
     ("cli", "__main__", "__init__"),
 )
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}

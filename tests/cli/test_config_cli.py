@@ -456,3 +456,51 @@ def test_schema_needs_no_project(tmp_path: Path, loop: Loop) -> None:
 
     assert result.exit_code == 0
     assert json.loads(result.stdout)["title"].startswith("loop configuration")
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "key", "expected"),
+    [
+        ("DR_CTX_SOFT_TOKENS", "150000", "softTokens", 150_000),
+        ("DR_CTX_HARD_TOKENS", "250000", "hardTokens", 250_000),
+        ("CONSERVE_EMERGENCY_THRESHOLD", "0.85", "fullClearPercent", 85),
+    ],
+)
+def test_each_environment_override_changes_config_show(
+    project: Path, loop: Loop, variable: str, value: str, key: str, expected: int
+) -> None:
+    before = loop("config", "show", "--json", cwd=project)
+    result = loop("config", "show", "--json", "--explain", cwd=project, env={variable: value})
+
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert json.loads(before.stdout)["config"]["contextManagement"]["pressure"][key] != expected
+    assert data["config"]["contextManagement"]["pressure"][key] == expected
+    assert data["origins"][f"contextManagement.pressure.{key}"] == f"${variable}"
+
+
+def test_an_environment_override_below_the_floor_is_refused_by_name(
+    project: Path, loop: Loop
+) -> None:
+    result = loop("config", "show", cwd=project, env={"CONSERVE_EMERGENCY_THRESHOLD": "0.2"})
+
+    assert result.exit_code == 1
+    assert result.stderr.startswith(
+        "error: CONSERVE_EMERGENCY_THRESHOLD='0.2' must be a fraction of the window from 0.5 to 1\n"
+    )
+
+
+def test_a_policy_threshold_below_half_the_window_is_refused_at_its_line(
+    project: Path, loop: Loop
+) -> None:
+    path = write_config(
+        project,
+        'version: "0.1.0"\ncontextManagement:\n  pressure:\n'
+        "    selectivePercent: 10\n    fullClearPercent: 20\n",
+    )
+
+    result = loop("config", "show", cwd=project)
+
+    assert result.exit_code == 1
+    assert f"  {path}:5:5: error: $.contextManagement.pressure.fullClearPercent: " in result.stderr
+    assert "must be at least 50, got 20\n" in result.stderr

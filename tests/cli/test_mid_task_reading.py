@@ -109,3 +109,35 @@ def test_a_session_without_a_transcript_is_a_gap(in_task: Path, tmp_path: Path) 
     assert isinstance(pressure, dict)
     (gap,) = pressure["gaps"][2:]
     assert gap.startswith("no reading for session no-such-session: ")
+
+
+def test_a_percent_given_by_hand_never_silences_the_token_arm(
+    in_task: Path, tmp_path: Path
+) -> None:
+    # 290k tokens of a 1M window is 29 %: the percent arm says no_op, the token arm
+    # (hardTokens 280,000) says full_clear, and the stricter one wins.
+    transcript = claude_transcript(
+        tmp_path / "t.jsonl", 290_000, model="claude-sonnet-4-5-20250929[1m]"
+    )
+    hook(in_task, "SessionStart", source="startup", transcript_path=transcript)
+
+    data = mid(in_task, "--percent", "29", "--session", SESSION)
+
+    assert data["reset"] == "compact"
+    assert data["pressure"] == {
+        "verdict": "full_clear",
+        "tokenArm": "full_clear",
+        "percentArm": "no_op",
+        "tokens": 290_000,
+        "percent": 29,
+        "gaps": [],
+    }
+
+
+def test_a_percent_given_without_a_session_keeps_the_token_gap(in_task: Path) -> None:
+    data = mid(in_task, "--percent", "29")
+
+    assert data["reset"] == "none"
+    pressure = data["pressure"]
+    assert isinstance(pressure, dict)
+    assert (pressure["verdict"], pressure["gaps"]) == ("no_op", [NO_TOKENS])

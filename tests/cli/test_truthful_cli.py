@@ -86,7 +86,10 @@ def test_a_hand_tick_fails_check_and_shows_in_status(project: Path) -> None:
         "tasks.md",
         line,
     )
-    assert 'loop task done issue-7 1 --adopt --did "…" --next "…"' in str(tick["hint"])
+    assert (
+        "loop task done issue-7 1 --adopt --did '<what was done>' --next '<the next step>'"
+        in str(tick["hint"])
+    )
     assert "; 1 ticked without a checkpoint" in run(project, "next", "7").stdout
     status = run(project, "status", "7")
     assert f"  tick       task 1 ticked without a checkpoint  ({TASKS}:{line}) → " in status.stdout
@@ -99,7 +102,8 @@ def test_a_hand_tick_fails_check_and_shows_in_status(project: Path) -> None:
             "line": line,
             "checkpoint": None,
             "logLine": None,
-            "command": 'loop task done issue-7 1 --adopt --did "…" --next "…"',
+            "command": "loop task done issue-7 1 --adopt "
+            "--did '<what was done>' --next '<the next step>'",
         }
     ]
 
@@ -126,7 +130,10 @@ def test_done_on_a_hand_ticked_task_points_at_adopt(project: Path) -> None:
 
     assert refused.exit_code == 1
     assert "task 1 is ticked, but no checkpoint records it (ticked by hand?)" in refused.stderr
-    assert '`loop task done issue-7 1 --adopt --did "…" --next "…"`' in refused.stderr
+    assert (
+        "loop task done issue-7 1 --adopt --did '<what was done>' --next '<the next step>'  #"
+        in refused.stderr
+    )
 
 
 def test_adopt_records_the_checkpoint_without_ticking_again(project: Path) -> None:
@@ -223,8 +230,8 @@ def test_a_next_naming_nothing_is_refused_with_a_proposal(
         f"error: --next must name a concrete next step a fresh session can act on, got {vague!r}"
     )
     assert lines[1].startswith(f"  {why}")
-    proposal = "implement task 3: give-up log line (`loop execute-tasks issue-7` hands it out)"
-    assert lines[2] == f'hint: e.g. --next "{proposal}"'
+    proposal = "implement task 3: give-up log line (loop execute-tasks issue-7 hands it out)"
+    assert lines[2] == f"hint: e.g. --next '{proposal}'"
     assert snapshot(project) == before
     ok(project, *done("1", nxt=proposal))  # the proposal itself is accepted
 
@@ -267,7 +274,7 @@ def test_a_mid_task_checkpoint_refuses_filler_too(project: Path) -> None:
         "keep going with the rest",
     )
     assert refused.exit_code == 2
-    assert 'hint: e.g. --next "implement task 1: config key' in refused.stderr
+    assert "hint: e.g. --next 'implement task 1: config key" in refused.stderr
 
 
 # ------------------------------------------------------------------ 3. placeholders

@@ -202,7 +202,7 @@ def test_check_file_reports_the_loader_cross_checks_with_their_own_codes(tmp_pat
     path.write_text(
         'version: "0.1.0"\n'
         "contextManagement:\n"
-        "  pressure: {softTokens: 9, hardTokens: 9, selectivePercent: 50, fullClearPercent: 40}\n"
+        "  pressure: {softTokens: 9, hardTokens: 9, selectivePercent: 80, fullClearPercent: 70}\n"
         "workflow:\n"
         "  phases: [not-started]\n"
     )

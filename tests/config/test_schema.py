@@ -34,6 +34,7 @@ FREE_FORM_MAPS = {
     "tokenEconomy.modelRouting.stages",
     "tokenEconomy.thinkingEffort.stages",
     "reviews.critics[].env",
+    "agent.prices",  # model id -> its prices
 }
 
 # docs/decisions/0001-required-config-keys.md: only what an entry is meaningless without.

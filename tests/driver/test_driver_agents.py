@@ -118,7 +118,28 @@ def test_claude_reply_names_an_api_error() -> None:
 
     reply = ClaudeAgent(("claude",), CLAUDE).reply(stdout, 1, "S1")
 
-    assert reply.error == "success, api_error, API status 500: API Error: 500 fake server error"
+    # Claude Code marks the result "success"; an error is not called that (issue 21).
+    assert reply.error == "error, api_error, API status 500: API Error: 500 fake server error"
+    assert reply.retryable
+
+
+@pytest.mark.parametrize(("status", "retryable"), [(400, False), (401, False), (429, True)])
+def test_claude_reply_of_a_4xx_is_not_worth_a_retry(status: int, retryable: bool) -> None:
+    stdout = lines(
+        {
+            "type": "result",
+            "subtype": "success",
+            "is_error": True,
+            "terminal_reason": "api_error",
+            "api_error_status": status,
+            "result": f"API Error: {status} refused",
+            "session_id": "S1",
+        },
+    )
+
+    reply = ClaudeAgent(("claude",), CLAUDE).reply(stdout, 1, "S1")
+
+    assert reply.retryable is retryable
 
 
 def test_claude_reply_lists_the_tools_it_was_refused_once_each() -> None:

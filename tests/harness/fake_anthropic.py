@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,7 @@ from harness.replies import (
     ModelRequest,
     PromptTooLong,
     Reply,
+    SubagentCall,
     Summary,
     Text,
     ToolCall,
@@ -122,7 +123,7 @@ class FakeAnthropic(FakeModelServer):
         if isinstance(reply, PromptTooLong):
             out.json(400, _error(400, PROMPT_TOO_LONG))
             return
-        content, stop_reason = _content(request.index, reply)
+        content, stop_reason = _content(request.index, reply, _tool_names(request.body))
         model = str(request.body.get("model", "claude-fake"))
         message_id = fake_id("msg", request.index)
         if not request.body.get("stream"):
@@ -151,8 +152,32 @@ def _last_user_blocks(messages: Sequence[Any]) -> list[dict[str, Any]]:
     return []
 
 
-def _content(index: int, reply: Reply) -> tuple[list[dict[str, Any]], str]:
+def _tool_names(body: Mapping[str, Any]) -> set[str]:
+    tools = body.get("tools")
+    return (
+        {str(t.get("name")) for t in tools if isinstance(t, dict)}
+        if isinstance(tools, list)
+        else set()
+    )
+
+
+def _content(
+    index: int, reply: Reply, tools: Collection[str] = ()
+) -> tuple[list[dict[str, Any]], str]:
     """The content blocks and stop reason of a successful reply."""
+    if isinstance(reply, SubagentCall):
+        name = "Agent" if "Agent" in tools or "Task" not in tools else "Task"
+        call = {
+            "type": "tool_use",
+            "id": fake_id("toolu", index),
+            "name": name,
+            "input": {
+                "description": reply.description,
+                "prompt": reply.prompt,
+                "subagent_type": reply.subagent_type,
+            },
+        }
+        return [call], "tool_use"
     if isinstance(reply, Text):
         return [{"type": "text", "text": reply.text}], "end_turn"
     if isinstance(reply, Summary):

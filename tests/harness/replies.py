@@ -93,6 +93,19 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
+class SubagentCall:
+    """Claude Code's subagent tool call (``Agent``, formerly ``Task``) with ``prompt``.
+
+    The tool's name is taken from the request's tool list, so the reply fits the CLI.
+    """
+
+    prompt: str
+    description: str = "Continue the work item"
+    subagent_type: str = "general-purpose"
+    usage: Usage | None = None
+
+
+@dataclass(frozen=True)
 class Summary:
     """The answer to a compaction request.
 
@@ -117,7 +130,7 @@ class PromptTooLong:
     """The API's "context window exceeded" 400; Claude Code answers it by compacting."""
 
 
-Reply = Text | ToolCall | Summary | HttpError | PromptTooLong
+Reply = Text | ToolCall | SubagentCall | Summary | HttpError | PromptTooLong
 
 # --- requests ----------------------------------------------------------------------------
 

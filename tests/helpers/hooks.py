@@ -154,5 +154,5 @@ def run_the_checkpoint_command(request: ModelRequest) -> ToolCall:
     text = "\n".join(request.strings())
     found = re.search(r"`([^`]*checkpoint issue-7 --mid-task[^`]*)`", text)
     assert found, "the block names the checkpoint command"
-    command = found[1].replace('"<what is done so far>"', FILLED[0])
-    return ToolCall(command.replace('"<the concrete next step>"', FILLED[1]))
+    command = found[1].replace("'<what is done so far>'", FILLED[0])
+    return ToolCall(command.replace("'<the concrete next step>'", FILLED[1]))

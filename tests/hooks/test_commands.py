@@ -49,8 +49,8 @@ def test_paths_with_spaces_are_quoted_for_the_shell(tmp_path: Path) -> None:
     command = hook_command(entry, "PreCompact", "codex")
     assert command == f"'{entry[0]}' hook PreCompact --harness codex"
     assert mid_task_command("loop", "issue-7", None) == (
-        'loop checkpoint issue-7 --mid-task --did "<what is done so far>" '
-        '--next "<the concrete next step>"'
+        "loop checkpoint issue-7 --mid-task --did '<what is done so far>' "
+        "--next '<the concrete next step>'"
     )
 
 

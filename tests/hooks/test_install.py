@@ -11,7 +11,7 @@ from helpers import REPO_ROOT
 from helpers.hooks import hook, state
 from helpers.project import run
 
-from the_loop.hooks.payload import EVENTS
+from the_loop.hooks.payload import CLAUDE_EVENTS, EVENTS
 
 LOOP_BIN = "/opt/venv/bin/loop"  # any absolute path: install only writes it
 # A settings file as a person writes it: their own hooks, permissions, odd spacing.
@@ -67,8 +67,9 @@ def test_every_event_runs_loop_by_its_absolute_path(project: Path, harness: str)
     install(project, harness)
 
     hooks = json.loads((project / SETTINGS[harness]).read_text())["hooks"]
-    assert set(hooks) == set(EVENTS)
-    for event in EVENTS:
+    events = CLAUDE_EVENTS if harness == "claude" else EVENTS
+    assert set(hooks) == set(events)
+    for event in events:
         (group,) = hooks[event]
         assert group["hooks"] == [
             {"type": "command", "command": f"{LOOP_BIN} hook {event} --harness {harness}"}
@@ -149,7 +150,7 @@ def test_dry_run_writes_nothing_and_shows_the_result(project: Path) -> None:
     assert not (state(project) / "install").exists()
     assert out.splitlines()[0].startswith("dry run: would be created .claude/settings.json")
     preview = out.split("the settings would read:\n", 1)[1]
-    assert set(json.loads(preview)["hooks"]) == set(EVENTS)
+    assert set(json.loads(preview)["hooks"]) == set(CLAUDE_EVENTS)
 
 
 def test_a_slash_command_of_the_same_name_is_kept(project: Path) -> None:
@@ -193,17 +194,19 @@ def test_doctor_shows_the_hooks_installed_and_firing(project: Path) -> None:
     hook(project, "SessionStart", source="startup")
     after = run(project, "doctor")
 
-    assert "hooks (claude): installed in .claude/settings.json for 6 events" in before
+    assert "hooks (claude): installed in .claude/settings.json for 7 events" in before
     assert f"hooks (claude): the hook command's program {LOOP_BIN} does not exist " in "\n".join(
         before
     )
     assert "hooks (claude): last fired: never" in before
     fired = [line for line in after.stdout.splitlines() if "last fired" in line]
     assert fired[0].startswith("hooks (claude): last fired: SessionStart 20")
-    assert "not yet: PostCompact, PostToolUse, PreCompact, SessionEnd, Stop" in fired[0]
+    assert (
+        "not yet: PostCompact, PostToolUse, PreCompact, SessionEnd, Stop, SubagentStart" in fired[0]
+    )
     data = json.loads(run(project, "--json", "doctor").stdout)
     (claude,) = data["hooks"]
-    assert claude["installed"] == sorted(EVENTS) and "SessionStart" in claude["lastFired"]
+    assert claude["installed"] == sorted(CLAUDE_EVENTS) and "SessionStart" in claude["lastFired"]
 
 
 def test_install_outside_a_loop_project_is_refused(git_repo: Path) -> None:
@@ -218,7 +221,7 @@ def test_local_settings_for_claude_are_yours_alone(project: Path) -> None:
     out = install(project, "claude", "--local")
 
     local = project / ".claude/settings.local.json"
-    assert set(json.loads(local.read_text())["hooks"]) == set(EVENTS)
+    assert set(json.loads(local.read_text())["hooks"]) == set(CLAUDE_EVENTS)
     assert not (project / ".claude/settings.json").exists()
     assert not (project / ".claude/commands").exists()  # they go with the shared install
     assert (
@@ -226,7 +229,7 @@ def test_local_settings_for_claude_are_yours_alone(project: Path) -> None:
         "or the next checkpoint commits it"
     ) in out
     doctor = run(project, "doctor").stdout
-    assert "hooks (claude-local): installed in .claude/settings.local.json for 6 events" in doctor
+    assert "hooks (claude-local): installed in .claude/settings.local.json for 7 events" in doctor
     assert "hooks (claude):" not in doctor
 
     ran = run(project, "install", "claude", "--local", "--uninstall")

@@ -15,8 +15,8 @@ from helpers.hooks import FIXTURES, LOOP, SESSION, claude_transcript, hook, sess
 from helpers.project import ok, reset_records
 
 COMMAND = (
-    f'{LOOP} checkpoint issue-7 --mid-task --task 1 --did "<what is done so far>" '
-    '--next "<the concrete next step>"'
+    f"{LOOP} checkpoint issue-7 --mid-task --task 1 --did '<what is done so far>' "
+    "--next '<the concrete next step>'"
 )
 
 

@@ -72,7 +72,7 @@ def test_over_the_hard_threshold_a_tool_call_is_blocked_until_the_checkpoint(
     assert first_result.is_tool_result
     assert first_result.contains(
         f"`{LOOP_BIN} checkpoint issue-7 --mid-task --task 1 "
-        '--did "<what is done so far>" --next "<the concrete next step>"`'
+        "--did '<what is done so far>' --next '<the concrete next step>'`"
     )
     assert first_result.contains("at or past the hard threshold")
     # the agent ran it: an interim checkpoint with its WIP, tagged with the session

@@ -81,7 +81,7 @@ def test_over_the_hard_threshold_a_tool_call_is_blocked_until_the_checkpoint(
     assert blocked.is_tool_result
     assert blocked.contains(
         f"`{LOOP_BIN} checkpoint issue-7 --mid-task --task 1 "
-        '--did "<what is done so far>" --next "<the concrete next step>"`'
+        "--did '<what is done so far>' --next '<the concrete next step>'`"
     )
     assert len(commits(installed)) == before + 1
     assert "Loop-Reset: compact" in commits(installed)[0].splitlines()

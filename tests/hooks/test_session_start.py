@@ -9,6 +9,7 @@ import pytest
 from helpers.hooks import OTHER, SESSION, history, hook, session_record, state
 from helpers.project import ok, reset_records, run
 
+from the_loop.checkpoint.resets import record_digest
 from the_loop.hooks.answer import CONTEXT_LIMIT
 
 DONE = ("--did", "the config key", "--next", "implement task 2: the retry ledger in ledger.py")
@@ -134,7 +135,8 @@ def test_after_a_clear_the_new_session_carries_on_the_old_ones_task(in_task: Pat
     # a mid-task reset is a compaction; make this one a clear by hand to test inheritance
     record_file = next((state(in_task) / "resets").glob("*.json"))
     data = json.loads(record_file.read_text())
-    record_file.write_text(json.dumps({**data, "mode": "clear"}))
+    edited = {**data, "mode": "clear"}
+    record_file.write_text(json.dumps({**edited, "digest": record_digest(edited)}))
 
     ran = hook(in_task, "SessionStart", source="clear")
 

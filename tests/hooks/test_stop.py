@@ -22,7 +22,7 @@ def test_unsaved_work_on_the_sessions_task_blocks_stop_twice(project: Path) -> N
     second = stop(project, active=True)
     third = stop(project, active=True)
 
-    did, nxt = '--did "<what is done so far>"', '--next "<the concrete next step>"'
+    did, nxt = "--did '<what is done so far>'", "--next '<the concrete next step>'"
     assert first == (
         "loop: task 1 of issue-7 (config key) is in progress, and the working tree has changes "
         "that are neither committed nor checkpointed. "

@@ -37,6 +37,12 @@ def ensure_log(ctx: ItemContext, title: str, phase: str) -> Path:
 
     path = ctx.item.artifacts["execution-log"].path
     if not path.exists():
+        # A deleted but tracked log is restored, never replaced by a fresh one (issue 21).
+        from the_loop.checkpoint.anchor import missing_tracked_log
+
+        gone = missing_tracked_log(ctx.project.root, path)
+        if gone is not None:
+            raise gone
         atomic.create_exclusive(
             path,
             render(

@@ -150,6 +150,10 @@ class PressureReading:
         }
 
 
+_NO_TOKENS = "no token count: the tokens arm could not be applied (a gap, not zero)"
+_NO_WINDOW = "no window size or percent: the percent arm could not be applied"
+
+
 def pressure_verdict(
     pressure: Pressure,
     *,
@@ -165,12 +169,50 @@ def pressure_verdict(
     percent_arm = _percent_arm(pressure, used) if used is not None else None
     gaps = []
     if tokens is None:
-        gaps.append("no token count: the tokens arm could not be applied (a gap, not zero)")
+        gaps.append(_NO_TOKENS)
     if used is None:
-        gaps.append("no window size or percent: the percent arm could not be applied")
+        gaps.append(_NO_WINDOW)
     arms = [a for a in (token_arm, percent_arm) if a is not None]
     verdict = max(arms, key=lambda v: v.rank) if arms else None
     return PressureReading(verdict, token_arm, percent_arm, tokens, used, tuple(gaps))
+
+
+def stricter_reading(given: PressureReading, found: PressureReading) -> PressureReading:
+    """Two readings of one window (numbers given by hand, the transcript's): the stricter.
+
+    A percent typed by hand must never silence the token arm, so each arm takes
+    the stricter of the readings that have it, and a gap stays only when neither
+    reading could fill that arm.
+    """
+
+    def worse(a: Verdict | None, b: Verdict | None) -> Verdict | None:
+        present = [v for v in (a, b) if v is not None]
+        return max(present, key=lambda v: v.rank) if present else None
+
+    def larger(a: int | None, b: int | None) -> int | None:
+        present = [n for n in (a, b) if n is not None]
+        return max(present) if present else None
+
+    token_arm = worse(given.token_arm, found.token_arm)
+    percent_arm = worse(given.percent_arm, found.percent_arm)
+    gaps = [g for g in (*given.gaps, *found.gaps) if not _filled(g, token_arm, percent_arm)]
+    return PressureReading(
+        worse(token_arm, percent_arm),
+        token_arm,
+        percent_arm,
+        larger(given.tokens, found.tokens),
+        larger(given.percent, found.percent),
+        tuple(dict.fromkeys(gaps)),
+    )
+
+
+def _filled(gap: str, token_arm: Verdict | None, percent_arm: Verdict | None) -> bool:
+    """Whether ``gap`` names an arm the merged reading has after all."""
+    if gap == _NO_TOKENS:
+        return token_arm is not None
+    if gap == _NO_WINDOW:
+        return percent_arm is not None
+    return False
 
 
 def _percent(tokens: int | None, window: int | None, percent: float | None) -> int | None:

@@ -17,6 +17,7 @@ and ``loop doctor --repair`` close whatever is left.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 from collections.abc import Iterator
@@ -62,8 +63,10 @@ class ResetRecord:
         return self.state in OPEN_STATES
 
     def to_state(self) -> dict[str, object]:
-        """The record as loop stores it in ``.the-loop/state/resets/``."""
-        return asdict(self)
+        """The record as loop stores it in ``.the-loop/state/resets/``, with its digest."""
+        data: dict[str, object] = asdict(self)
+        data["digest"] = record_digest(data)
+        return data
 
     def to_json(self) -> dict[str, object]:
         """The record as ``--json`` prints it (camelCase, like every other output)."""
@@ -103,11 +106,24 @@ _OPTIONAL = ("commit", "session", "confirmed_session", "note")
 STATES = ("prepared", "dispatched", "completed", "aborted", "skipped", "superseded")
 
 
+def record_digest(data: dict[str, object]) -> str:
+    """sha256 of a record's fields (its ``digest`` left out), checked on every read.
+
+    A record edited by hand (a state set to completed, another session) no longer
+    matches, and is reported as damaged rather than trusted.
+    """
+    body = {k: v for k, v in data.items() if k != "digest"}
+    canon = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canon.encode("utf-8")).hexdigest()
+
+
 def _load_file(path: Path) -> ResetRecord | None:
     data = read_json(path)
     if data is None and not path.exists():
         return None
     problem = _record_problem(data)
+    if problem is None and isinstance(data, dict) and data.get("digest") != record_digest(data):
+        problem = "its digest does not match its content (edited by hand?), so it is not trusted"
     if problem is not None:
         raise damaged_state(path, f"reset record {path.name}: {problem}")
     fields = {k: data.get(k) for k in (*_TEXT, *_OPTIONAL, "mode", "state")}
@@ -252,6 +268,18 @@ def _confirm(
     return _close(root, record, "completed", confirmed_session=session, note=note)
 
 
+def acknowledge(root: Path, item: str, *, checkpoint: str | None = None) -> ResetRecord:
+    """Complete an open reset a person says they performed, with no session id to check.
+
+    Someone working by hand has no session ids; their word closes the record
+    (marked unverified) instead of leaving it open until review.
+    """
+    with project_lock(root):
+        record = _pick(root, item, checkpoint)
+        note = "acknowledged by hand without a session id (unverified)"
+        return _close(root, record, "completed", note=note)
+
+
 def abort(
     root: Path, item: str, *, checkpoint: str | None = None, reason: str | None = None
 ) -> ResetRecord:
@@ -279,10 +307,14 @@ def superseded_by(
     """
     settled = []
     for record in open_resets(root, item):
-        if not every_session and (session is None or record.session != session):
+        by_hand = session is None and record.session is None
+        if not every_session and not by_hand and (session is None or record.session != session):
             continue
         if every_session:
             state, why = "superseded", "the work item is complete, so nothing is left to reset"
+        elif by_hand:
+            # Working by hand, without session ids: the next checkpoint is the same person's.
+            state, why = "skipped", "a later checkpoint without a session id came first"
         elif record.mode == "clear":
             state, why = "skipped", f"session {session} took another checkpoint without clearing"
         else:

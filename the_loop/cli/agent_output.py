@@ -23,6 +23,7 @@ from the_loop.driver.events import (
     Event,
     Progress,
     ResetDone,
+    RetryWait,
     RunSummary,
     TaskFailed,
     TaskStarted,
@@ -93,6 +94,10 @@ def event_lines(event: Event) -> list[str]:
         colour = {"done": good, "done-by-agent": good, "failed": bad}.get(event.outcome, warn)
         facts = f"{event.seconds:.1f}s, exit {event.exit_code}, {_tokens(event.tokens)} tokens"
         return [f"  agent: {colour(event.outcome)} " + dim(f"({facts})") + f" — {event.detail}"]
+    if isinstance(event, RetryWait):
+        return [
+            warn(f"  retry in {event.seconds:g}s") + dim(f" (run {event.run} failed: {event.why})")
+        ]
     if isinstance(event, CheckpointTaken):
         commit = f", committed {event.commit[:10]}" if event.commit else ""
         what = {"task": "task done", "interim": "interim", "phase": "phase", "stop": "stopped"}
@@ -127,6 +132,7 @@ def summary_lines(summary: RunSummary) -> list[str]:
         ("sessions", str(len(summary.sessions))),
         ("resets", resets),
         ("tokens (peak)", _tokens(summary.tokens_peak)),
+        *_cost_rows(summary.cost),
         ("wall time", _clock(summary.seconds)),
     ]
     lines = ["", heading("summary: ") + colour(summary.status) + f" — {summary.reason}"]
@@ -142,6 +148,19 @@ def summary_lines(summary: RunSummary) -> list[str]:
             "(docs/agents.md: when a run stops)"
         )
     return lines
+
+
+def _cost_rows(cost: dict[str, object] | None) -> list[tuple[str, str]]:
+    """The ledger's totals (the numbers `loop cost` prints), when it has runs."""
+    if not cost:
+        return []
+    from the_loop.ledger.cost_text import tally_words
+
+    return [
+        ("ledger: work", tally_words(cost.get("work"))),
+        ("  compaction", tally_words(cost.get("compaction"))),
+        ("  item total", tally_words(cost.get("total"))),
+    ]
 
 
 def echo_plan(plan: DryRunPlan) -> None:

@@ -40,6 +40,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "graph": ("the_loop.cli.cmd_items", "graph", "See where things stand"),
     "log": ("the_loop.cli.cmd_tasks", "log_cmd", "See where things stand"),
     "resume": ("the_loop.cli.cmd_tasks", "resume", "See where things stand"),
+    "cost": ("the_loop.cli.cmd_cost", "cost", "See where things stand"),
+    "board": ("the_loop.cli.cmd_board", "board", "See where things stand"),
     "execute-tasks": ("the_loop.cli.cmd_tasks", "execute_tasks", "Tasks and checkpoints"),
     "task": ("the_loop.cli.cmd_tasks", "task", "Tasks and checkpoints"),
     "checkpoint": ("the_loop.cli.cmd_tasks", "checkpoint_cmd", "Tasks and checkpoints"),
@@ -49,6 +51,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "doctor": ("the_loop.cli.cmd_recover", "doctor", "Recover"),
     "install": ("the_loop.cli.cmd_install", "install", "Agent harnesses"),
     "hook": ("the_loop.cli.cmd_hook", "hook", "Agent harnesses"),
+    "statusline": ("the_loop.cli.cmd_statusline", "statusline", "Agent harnesses"),
 }
 SECTIONS = (
     "Set up",

@@ -181,7 +181,7 @@ def _spec_root(root: Path) -> Path:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "mermaid", "dot"]),
+    type=click.Choice(["text", "mermaid", "dot", "svg"]),
     default="text",
     show_default=True,
     help="Output format.",
@@ -211,7 +211,11 @@ def graph(env: Env, item_ref: str, fmt: str, json_output: bool) -> None:
     from the_loop.dag.render import RENDERERS  # the graph analysis: only to draw the graph
 
     assert report.tasks is not None and report.dag is not None
-    click.echo(RENDERERS[fmt](report.id, report.tasks, report.dag), nl=False)
+    if fmt == "svg":
+        from the_loop.dag.svg import render_svg as draw  # grandalf: only for an SVG
+    else:
+        draw = RENDERERS[fmt]
+    click.echo(draw(report.id, report.tasks, report.dag), nl=False)
     _echo_graph_errors(report, graph_view.graph_errors(report))
 
 

@@ -7,7 +7,7 @@ import click
 from the_loop.cli.app import Env
 from the_loop.cli.directive import resolve_session_option
 from the_loop.cli.output import bad, dim, emit_json, good, json_option, wants_json, warn
-from the_loop.errors import ExitCode, UsageError
+from the_loop.errors import ExitCode
 
 ITEM = click.argument("item_ref", metavar="ID")
 CHECKPOINT = click.option(
@@ -43,16 +43,16 @@ def confirm(
 
     With the hooks installed (`loop install`) this happens by itself.
     """
+    from the_loop.checkpoint.resets import acknowledge
     from the_loop.checkpoint.resets import confirm as run
     from the_loop.spec.project import open_item
 
-    if session is None:
-        raise UsageError(
-            "no session id: pass --session ID (or set LOOP_SESSION_ID)",
-            hint="the same id after a compaction, a new one after a clear",
-        )
     ctx = open_item(env.root, item_ref, cwd=env.cwd)
-    record = run(ctx.project.root, ctx.item.id, session, checkpoint=checkpoint_id)
+    if session is None:
+        # A person working by hand: their word, recorded as unverified.
+        record = acknowledge(ctx.project.root, ctx.item.id, checkpoint=checkpoint_id)
+    else:
+        record = run(ctx.project.root, ctx.item.id, session, checkpoint=checkpoint_id)
     if wants_json(env, json_output):
         emit_json(record.to_json())
         return

@@ -69,6 +69,8 @@ def status_lines(v: ItemStatus) -> list[str]:
                 dim(f"{v.skipped_resets} skipped (the session went on without the reset)"),
             )
         )
+    if v.cost is not None:
+        rows.append(("cost", f"{v.cost['line']}" + dim(f"  → loop cost {v.id}")))
     if v.interrupted_checkpoint:
         rows.append(
             (

@@ -67,7 +67,7 @@ Path_ = tuple[str | int, ...]
 class Origin:
     """Where one effective value came from."""
 
-    kind: str  # "default" | "config" | "override"
+    kind: str  # "default" | "config" | "environment" | "override"
     where: Where | None = None
 
     def __str__(self) -> str:
@@ -230,7 +230,34 @@ def load_config(repo: Path, *, overrides: Sequence[OverrideSource] = ()) -> Conf
         defaults = schema.defaults()
         origins = {p: Origin("default") for p, _ in _leaves(defaults)}
         base = _build(defaults, origins, None, [])
+    base = with_environment(base, os.environ)
     return with_overrides(base, overrides) if overrides else base
+
+
+def with_environment(base: Config, env: Mapping[str, str]) -> Config:
+    """``base`` with the pressure thresholds' environment overrides applied and re-validated.
+
+    They sit over ``config.yaml`` (a deployment's setting); a work item's own
+    overrides stay the most specific. See ``config/env_overrides.py``.
+    """
+    from the_loop.config.env_overrides import environment_overrides
+
+    found = environment_overrides(env)
+    if not found:
+        return base
+    import copy  # only a run with an override set needs it
+
+    merged = copy.deepcopy(dict(base.data))
+    origins = dict(base.origins)
+    for override in found:
+        node = merged
+        for key in override.path[:-1]:
+            node = node[key]
+        node[override.path[-1]] = override.value
+        origins[override.path] = Origin("environment", Where(f"${override.variable}"))
+    findings = _recheck(merged, origins)
+    _raise_if_failing(findings)
+    return _build(merged, origins, base.file, [*base.warnings, *findings])
 
 
 def _load_file(file: Path, text: str) -> Config:
@@ -555,7 +582,7 @@ def _apply_override(
     return []
 
 
-_RANK = {"override": 2, "config": 1, "default": 0}
+_RANK = {"override": 3, "environment": 2, "config": 1, "default": 0}
 
 
 def _recheck(merged: dict[str, Any], origins: Mapping[Path_, Origin]) -> list[Finding]:

@@ -64,6 +64,17 @@ class AgentReply:
     tokens: int | None = None
     windows: Mapping[str, int] = field(default_factory=dict)
     denied: tuple[str, ...] = ()  # tools the agent asked for and was not allowed
+    limit: str | None = None  # the harness stopped itself at a limit loop passed (a budget)
+    # False when running again cannot help: the API refused the request itself (a 4xx
+    # other than a timeout or a rate limit), so a retry would only wait and fail alike.
+    retryable: bool = True
+
+
+def retryable_status(status: object) -> bool:
+    """Whether an API error status is worth a retry: 5xx, 408, 429 (and unknown)."""
+    if not isinstance(status, int) or isinstance(status, bool):
+        return True
+    return not (400 <= status < 500) or status in (408, 409, 429)
 
 
 class Agent(Protocol):

@@ -11,6 +11,8 @@
   ``system/init`` (with the session id), ``assistant`` messages (with usage,
   for live progress) and a final ``result`` (the reply, ``is_error``, usage and
   ``modelUsage`` with each model's window).
+* A budget (``driver.budget``) is passed as Claude Code's own limits,
+  ``--max-turns`` and ``--max-budget-usd``, on each task turn (``limits``).
 """
 
 from __future__ import annotations
@@ -21,11 +23,20 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from the_loop.config.loader import ClaudeAgentSettings
-from the_loop.driver.agents import AgentKind, AgentReply, Invocation, Start, one_line
+from the_loop.driver.agents import (
+    AgentKind,
+    AgentReply,
+    Invocation,
+    Start,
+    one_line,
+    retryable_status,
+)
+from the_loop.driver.overlay import Overlay
 from the_loop.telemetry import Harness, result_context_windows
 
 _STREAM = ("--output-format", "stream-json", "--verbose")
 _IN_USE = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+_LIMITS = ("error_max_turns", "error_max_budget_usd")  # result subtypes of --max-turns/-budget
 
 
 class ClaudeAgent:
@@ -38,6 +49,16 @@ class ClaudeAgent:
     def __init__(self, executable: tuple[str, ...], settings: ClaudeAgentSettings) -> None:
         self._exe = executable
         self._settings = settings
+        self.limits: tuple[str, ...] = ()  # the budget's flags for the next turns
+        self.overlay: Overlay | None = None  # set by the driver: loop's hooks and thresholds
+
+    def _overlay_options(self) -> list[str]:
+        if self.overlay is None or self.overlay.settings is None:
+            return []
+        return ["--settings", str(self.overlay.settings)]
+
+    def _overlay_env(self) -> dict[str, str]:
+        return dict(self.overlay.env) if self.overlay is not None else {}
 
     def new_session_id(self) -> str | None:
         """Claude Code accepts a session id chosen by the caller (a UUID)."""
@@ -48,6 +69,7 @@ class ClaudeAgent:
         if self._settings.model:
             options += ["--model", self._settings.model]
         options += list(self._settings.args)
+        options += list(self.limits)
         if self._settings.allowed_tools:
             # Last, because the option takes a list: nothing after it may be read as a tool.
             options += ["--allowedTools", ",".join(self._settings.allowed_tools)]
@@ -58,13 +80,21 @@ class ClaudeAgent:
         if session is None:
             raise ValueError("a Claude Code run needs a session id")
         flag = "--session-id" if start is Start.NEW else "--resume"
-        argv = (*self._exe, "-p", flag, session, *self._options())
-        return Invocation(argv, stdin=prompt)
+        argv = (*self._exe, "-p", flag, session, *self._overlay_options(), *self._options())
+        return Invocation(argv, stdin=prompt, env=self._overlay_env())
 
     def compaction(self, session: str, focus: str) -> Invocation | None:
         """``claude -p "/compact <focus>" --resume ID``: a run of its own."""
-        argv = (*self._exe, "-p", f"/compact {focus}", "--resume", session, *_STREAM)
-        return Invocation(argv, purpose="compact")
+        argv = (
+            *self._exe,
+            "-p",
+            f"/compact {focus}",
+            "--resume",
+            session,
+            *self._overlay_options(),
+            *_STREAM,
+        )
+        return Invocation(argv, purpose="compact", env=self._overlay_env())
 
     def reply(self, stdout: str, returncode: int | None, session: str | None) -> AgentReply:
         """The ``result`` line, the session id, and the newest main-chain usage."""
@@ -83,10 +113,12 @@ class ClaudeAgent:
             return AgentReply(found_session, "", missing, tokens)
         message = _text(result.get("result")) or ""
         error: str | None = None
+        status = result.get("api_error_status")
         if result.get("is_error") or returncode:
             kind = _text(result.get("subtype")) or "error"
+            if kind == "success":
+                kind = "error"  # Claude Code marks an API error's result "success"
             reason = _text(result.get("terminal_reason"))
-            status = result.get("api_error_status")
             parts = [kind] + ([reason] if reason and reason != "completed" else [])
             if status:
                 parts.append(f"API status {status}")
@@ -98,6 +130,8 @@ class ClaudeAgent:
             tokens=tokens,
             windows=result_context_windows(result),
             denied=_denied(result),
+            limit=_limit(result),
+            retryable=error is None or retryable_status(status),
         )
 
     def live_tokens(self, line: str) -> int | None:
@@ -138,6 +172,16 @@ def _in_use(obj: Mapping[str, Any]) -> int | None:
     if not any(isinstance(v, int) for v in values):
         return None
     return sum(v for v in values if isinstance(v, int) and v >= 0)
+
+
+def _limit(result: Mapping[str, Any]) -> str | None:
+    """Why Claude Code stopped at a limit loop passed (``--max-turns``, ``--max-budget-usd``)."""
+    kind = result.get("subtype")
+    if kind not in _LIMITS:
+        return None
+    errors = result.get("errors")
+    said = errors[0] if isinstance(errors, list) and errors and isinstance(errors[0], str) else kind
+    return f"Claude Code stopped itself at the limit loop passed from agent.budget: {said}"
 
 
 def _denied(result: Mapping[str, Any]) -> tuple[str, ...]:

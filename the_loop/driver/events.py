@@ -2,7 +2,7 @@
 
 The driver never prints: it hands each event to a callback, and the CLI shows a
 live progress line on a terminal or, with ``--json``, one JSON object per event
-(``task-started``, ``agent-finished``, ``checkpoint``, ``reset``,
+(``task-started``, ``agent-finished``, ``retry``, ``checkpoint``, ``reset``,
 ``task-failed``, ``done``). ``Progress`` ticks are for the live line only.
 
 A parallel run (``--parallel N``) sets ``lane`` on the events of a task's
@@ -70,6 +70,17 @@ class AgentFinished(Event):
     outcome: str
     detail: str
     lane: int | None = None
+
+
+@dataclass(frozen=True)
+class RetryWait(Event):
+    """A failed run is retried after ``seconds``: the wait is said, never silent."""
+
+    name: ClassVar[str] = "retry"
+    task: str
+    run: int  # the run that failed
+    seconds: float
+    why: str
 
 
 @dataclass(frozen=True)
@@ -146,6 +157,7 @@ class RunSummary(Event):
     # A parallel run's table, one row per task it touched: task, lane, attempts,
     # seconds, tokens, merge (landed | evicted | failed | interrupted).
     table: tuple[dict[str, object], ...] = ()
+    cost: dict[str, object] | None = None  # the item's ledger, as `loop cost --json` shows it
 
     @property
     def exit_code(self) -> int:

@@ -36,20 +36,29 @@ from the_loop.checkpoint.transaction import Outcome
 from the_loop.driver import state
 from the_loop.driver.agent_choice import choose_kind, make_agent
 from the_loop.driver.agents import Start
+from the_loop.driver.budget import Allowance, allowance, budget_from, claude_flags
 from the_loop.driver.checkpoints import finish_task, interim, stop_note
+from the_loop.driver.claude import ClaudeAgent
 from the_loop.driver.events import (
     AgentFinished,
     CheckpointTaken,
     Listener,
     Progress,
+    RetryWait,
     RunSummary,
     TaskFailed,
     TaskStarted,
 )
 from the_loop.driver.interrupts import sheltered, stop_on_sigterm
+from the_loop.driver.overlay import claude_overlay
 from the_loop.driver.prompts import compaction_focus, continue_prompt, interrupted_preface
+from the_loop.driver.run_ledger import RunLedger
 from the_loop.driver.sessions import SessionKeeper, Turn
 from the_loop.errors import DagError, LoopError, RefusedError, UsageError
+from the_loop.hooks.commands import entry_point
+from the_loop.ledger import store as ledger_store
+from the_loop.ledger.prices import dollars, prices_from
+from the_loop.ledger.report import Tally, cost_report
 from the_loop.spec.project import ItemContext
 from the_loop.tasks import Task, TaskState, test_command
 from the_loop.workflow.execute_tasks import ExecuteStep, execute_step
@@ -94,6 +103,11 @@ class _Driver:
         self.kind = choose_kind(self.settings, options.agent)
         self.env = agent_environment(options.env)
         self.agent = make_agent(self.settings, self.kind, self.env)
+        if isinstance(self.agent, ClaudeAgent):
+            # loop's hooks and a harness threshold above loop's, for this run only.
+            self.agent.overlay = claude_overlay(
+                self.root, self.item, ctx.config.context, entry_point()
+            )
         self.rerun = f"loop execute-tasks {self.item} --agent {self.kind.value}"
         self.keeper = SessionKeeper(
             ctx=ctx,
@@ -102,6 +116,12 @@ class _Driver:
             timeout=float(self.settings.timeout_seconds),
             listener=listener,
         )
+        self.prices = prices_from(ctx.config)
+        self.budget = budget_from(ctx.config)
+        self.keeper.ledger = RunLedger(
+            root=self.root, item=self.item, agent=self.agent, env=self.env, prices=self.prices
+        )
+        self.keeper.budget = self.budget
         self.done: list[str] = []
         self.active: Task | None = None
         self.active_runs = 0
@@ -133,6 +153,9 @@ class _Driver:
             tokens_peak=self.keeper.tokens_peak,
             seconds=round(time.monotonic() - self.started, 3),
             open_reset=_describe(self.keeper.open_pending()),
+            cost=cost_report(
+                self.item, ledger_store.read_runs(self.root, self.item), self.prices
+            ).to_json(),
         )
         self.listener(summary)
         return summary
@@ -218,6 +241,7 @@ class _Driver:
         max_runs = self.settings.max_attempts
         prompt = brief
         failures: list[str] = []
+        refused: dict[str, None] = {}
         self.active = task
         self.active_runs = 0
         try:
@@ -226,9 +250,15 @@ class _Driver:
             test = self._plan_test(task)
         except RefusedError as exc:
             return self._give_up(task, 0, exc.render())
+        retry = False
         while True:
             self.active_runs += 1
             runs = self.active_runs
+            allowed = self._allowance(task)
+            spent = allowed.exhausted()
+            if spent is not None:
+                return self._over_budget(task, runs - 1, f"not started: {spent}", None)
+            self._limit(task, runs, allowed, retry=retry)
             before = self.keeper.open_ids()
             start = self.keeper.next_start()
             self.listener(
@@ -247,20 +277,37 @@ class _Driver:
                 focus=compaction_focus(self._last_next()),
                 progress=self._progress(task, runs),
             )
+            # Every tool refused in any run of the task: a resumed session rarely asks again.
+            refused.update(dict.fromkeys(turn.reply.denied))
             current = self._current(task)
             if current.state is TaskState.DONE:
+                unrecorded = self._hand_tick(task)
+                if unrecorded is not None:
+                    self._finished(task, runs, turn, "failed", unrecorded)
+                    return self._give_up(task, runs, unrecorded)
                 self._agent_checkpointed(task, runs, turn, before)
                 return True
+            if turn.stopped is not None:
+                self._finished(task, runs, turn, "stopped", turn.stopped)
+                return self._over_budget(task, runs, turn.stopped, turn)
             error = turn.error
+            retry = error is not None
             if error is not None:
                 failures.append(f"run {runs}: {error}")
                 self._finished(task, runs, turn, "failed", error)
+                if not turn.reply.retryable:
+                    reason = (
+                        f"the agent failed run {runs} of task {task.id}, not retried (the API "
+                        f"refused the request itself; running again would fail alike): {error}"
+                        + _denied(refused)
+                    )
+                    return self._give_up(task, runs, reason)
                 if runs >= max_runs:
                     reason = f"the agent failed {runs} run(s) of task {task.id}: " + "; ".join(
                         failures
                     )
-                    return self._give_up(task, runs, reason)
-                self._backoff(len(failures))
+                    return self._give_up(task, runs, reason + _denied(refused))
+                self._backoff(task, runs, len(failures), error)
                 # A session that got going continues; one that never started gets the brief.
                 prompt = (
                     continue_prompt(task, next_step=self._last_next(), error=error)
@@ -273,7 +320,7 @@ class _Driver:
                 self._finished(task, runs, turn, "done", _tested(verification))
                 self._finish_task(task, runs, turn, failures, verification)
                 return True
-            why = verification.summary() + _denied(turn)
+            why = verification.summary() + _denied(refused)
             self._finished(task, runs, turn, "unfinished", why)
             if runs >= max_runs:
                 reason = f"task {task.id} is still unfinished after {runs} run(s): {why}"
@@ -281,11 +328,77 @@ class _Driver:
             self._under_pressure(task, turn, verification)
             prompt = continue_prompt(task, next_step=self._last_next(), verification=verification)
 
+    # ---------------------------------------------------------------- budgets
+
+    def _allowance(self, task: Task) -> Allowance:
+        """What the task's next run may spend: ``agent.budget`` less the ledger's records."""
+        if not self.budget.watched:
+            return Allowance(None, None)
+        records = ledger_store.read_runs(self.root, self.item)
+        task_tally, item_tally = Tally(), Tally()
+        for record in records:
+            item_tally = item_tally.plus(record)
+            if record.task == task.id:
+                task_tally = task_tally.plus(record)
+        return allowance(
+            self.budget,
+            task_spent=(task_tally.tokens.total, dollars(task_tally.usage, self.prices)),
+            item_spent=(item_tally.tokens.total, dollars(item_tally.usage, self.prices)),
+        )
+
+    def _limit(self, task: Task, runs: int, allowed: Allowance, *, retry: bool) -> None:
+        """Tell the keeper (and the ledger) what this run is, and pass the harness's limits."""
+        self.keeper.attempt = runs
+        self.keeper.run_kind = "retry" if retry else "task"
+        self.keeper.allowed = allowed
+        if isinstance(self.agent, ClaudeAgent):
+            self.agent.limits = claude_flags(self.budget, allowed)
+
+    def _over_budget(self, task: Task, runs: int, reason: str, turn: Turn | None) -> bool:
+        """Past a budget: an interim checkpoint with the reason; the task stays open."""
+        did = (
+            f"task {task.id} stopped by its budget after {runs} run(s): {reason}; "
+            "the task is still open and its work so far is committed here"
+        )
+        with sheltered():
+            outcome = interim(
+                self.ctx,
+                task,
+                did=did,
+                reading=turn.reading if turn is not None else None,
+                session=self.keeper.session,
+                rerun=self.rerun,
+            )
+        self._checkpoint(outcome, task.id, kind="interim")
+        self.keeper.adopt(outcome.record)
+        reason = f"task {task.id} is over its budget: {reason} (agent.budget)"
+        self.listener(TaskFailed(task=task.id, runs=runs, reason=reason))
+        self.failure = reason
+        self.active = None
+        return False
+
     def _plan_test(self, task: Task) -> TestRun | None:
         """The task's ``_Test:_`` ready to run, None when it names none; refused if unrunnable."""
         if test_command(task) is None:
             return None
         return plan_test(fresh_report(self.ctx), task)
+
+    def _hand_tick(self, task: Task) -> str | None:
+        """Why a tick the agent left is no checkpoint: no ``task N done`` entry, or no commit.
+
+        "Done by the agent" means its own ``loop task done``; a box ticked by hand
+        (sed, an editor) logged and committed nothing, and is the same stop as a
+        hand tick found on any other task.
+        """
+        report = fresh_report(self.ctx)
+        problem = next((p for p in report.tick_problems if p.task.id == task.id), None)
+        if problem is None:
+            return None
+        return (
+            f"task {task.id} is ticked without a checkpoint: the agent ticked tasks.md by "
+            f"hand (no log entry and commit of its own loop task done); record it with "
+            f"{problem.command}, or untick it and rerun {self.rerun}"
+        )
 
     def _current(self, task: Task) -> Task:
         report = fresh_report(self.ctx)
@@ -452,9 +565,11 @@ class _Driver:
         entry = fresh_report(self.ctx).last_entry
         return entry.next if entry is not None else None
 
-    def _backoff(self, failures: int) -> None:
+    def _backoff(self, task: Task, run: int, failures: int, why: str) -> None:
         delay = self.settings.backoff_seconds * 2 ** (failures - 1)
         if delay > 0:
+            # Said before the wait: a run that goes quiet for 30 s looks hung.
+            self.listener(RetryWait(task=task.id, run=run, seconds=float(delay), why=why))
             time.sleep(delay)
 
 
@@ -467,9 +582,8 @@ def _tasks(report: ItemReport) -> tuple[Task, ...]:
     return report.tasks.tasks if report.tasks is not None else ()
 
 
-def _denied(turn: Turn) -> str:
+def _denied(denied: Mapping[str, None]) -> str:
     """Tools the agent was refused, and where to allow them (Claude Code)."""
-    denied = turn.reply.denied
     if not denied:
         return ""
     return f"; tools refused: {', '.join(denied)} (allow them in agent.claude.allowedTools)"

@@ -27,8 +27,10 @@ from the_loop.checkpoint import resets
 from the_loop.checkpoint.resets import ResetRecord, open_resets
 from the_loop.driver import state, transcripts
 from the_loop.driver.agents import Agent, AgentReply, Invocation, Start, one_line
+from the_loop.driver.budget import Allowance, Budget, Watchdog
 from the_loop.driver.events import Listener, ResetDone
 from the_loop.driver.process import run_process
+from the_loop.driver.run_ledger import USAGE_VARIABLE, OpenRun, RunLedger
 from the_loop.errors import RefusedError
 from the_loop.io.processes import Completed
 from the_loop.spec.project import ItemContext
@@ -50,6 +52,7 @@ class Turn:
     finished: Completed
     reading: ContextReading | None
     timeout: float
+    stopped: str | None = None  # why the budget watchdog stopped the run
 
     @property
     def tokens(self) -> int | None:
@@ -62,6 +65,8 @@ class Turn:
     def error(self) -> str | None:
         """Why the run failed, or None for a clean run."""
         finished = self.finished
+        if self.stopped is not None:
+            return self.stopped
         if finished.timed_out:
             return (
                 f"timed out after {self.timeout:g}s (agent.timeoutSeconds); "
@@ -102,6 +107,13 @@ class SessionKeeper:
         self.runs = 0
         self.tokens_peak: int | None = None
         self.task: str | None = None
+        # The ledger and the budget (set by the driver): each run is charged, and watched.
+        self.ledger: RunLedger | None = None
+        self.budget = Budget()
+        self.allowed: Allowance | None = None
+        self.attempt = 0
+        self.run_kind = "task"
+        self.stopped: str | None = None
 
     # ---------------------------------------------------------------- records
 
@@ -114,6 +126,31 @@ class SessionKeeper:
             self._abort(older, "superseded by a later checkpoint (open when the driver started)")
         if records:
             self.adopt(records[-1])
+            self._reconcile(records[-1])
+
+    def _reconcile(self, record: ResetRecord) -> None:
+        """An open reset a crashed run may have performed already: complete it, never redo it.
+
+        A compaction is done when the session's transcript has a compaction line
+        written after the checkpoint; a clear is done when the driver had already
+        started (and saved) a new session since the checkpoint's.
+        """
+        if record.mode == "compact" and record.session is not None:
+            path = transcripts.locate(self.agent, record.session, cwd=self.root, env=self.env)
+            marker = self.agent.compaction_marker
+            if transcripts.compacted_after(path, marker, record.created):
+                how = (
+                    f"{self.agent.kind.value}: reconciled when the driver started again: the "
+                    "transcript records a compaction after the checkpoint, so it is not repeated"
+                )
+                self.session = record.session
+                self._confirm(record, record.session, how)
+        elif record.mode == "clear" and self.session and record.session not in (None, self.session):
+            how = (
+                f"{self.agent.kind.value}: reconciled when the driver started again: new session "
+                f"{self.session} had already been started after the checkpoint"
+            )
+            self._confirm(record, self.session, how)
 
     def adopt(self, record: ResetRecord | None) -> None:
         """Take ``record`` as the reset to perform before the next turn."""
@@ -164,6 +201,7 @@ class SessionKeeper:
     def turn(self, prompt: str, *, task: str, focus: str, progress: ProgressSink) -> Turn:
         """Perform the pending reset, then give ``prompt`` to the session."""
         self.task = task
+        self.stopped = None
         start, pending = self._prepare(focus, progress)
         session = self.agent.new_session_id() if start is Start.NEW else self.session
         if start is not Start.NEW:
@@ -175,7 +213,7 @@ class SessionKeeper:
         reading = transcripts.reading(
             self.agent, self.session, cwd=self.root, env=self.env, windows=reply.windows
         )
-        result = Turn(start, self.session, reply, finished, reading, self.timeout)
+        result = Turn(start, self.session, reply, finished, reading, self.timeout, self.stopped)
         if result.tokens is not None:
             self.tokens_peak = max(self.tokens_peak or 0, result.tokens)
         return result
@@ -266,6 +304,8 @@ class SessionKeeper:
         env = dict(self.env)
         env["LOOP_ITEM"] = self.item
         env["LOOP_TASK"] = self.task or ""
+        # The driver performs every reset itself: the hooks must not offer a hand-off.
+        env["LOOP_DRIVEN"] = "1"
         if session:
             env["LOOP_SESSION_ID"] = session
         else:
@@ -274,22 +314,65 @@ class SessionKeeper:
         for name in invocation.unset:
             env.pop(name, None)
         live: list[int | None] = [None]
+        if self.ledger is not None:
+            self.ledger.task = self.task
+        charge = self.ledger.open(session) if self.ledger is not None else None
+        watchdog = self._watchdog(charge)
+        if charge is not None:
+            env[USAGE_VARIABLE] = str(charge.usage_file)
 
         def on_line(line: str) -> None:
             tokens = self.agent.live_tokens(line)
             if tokens is not None:
                 live[0] = tokens
+            if watchdog is not None:
+                watchdog.line(line)
 
-        finished = run_process(
-            invocation,
-            cwd=self.root,
-            env=env,
-            timeout=self.timeout,
-            on_line=on_line,
-            on_tick=lambda elapsed: progress(doing, live[0], elapsed),
-        )
+        try:
+            finished = run_process(
+                invocation,
+                cwd=self.root,
+                env=env,
+                timeout=self.timeout,
+                on_line=on_line,
+                on_tick=lambda elapsed: progress(doing, live[0], elapsed),
+                on_start=watchdog.start if watchdog is not None else lambda pid: None,
+            )
+        finally:
+            if watchdog is not None:
+                watchdog.stop()
         self.runs += 1
-        return finished, self.agent.reply(finished.stdout, finished.returncode, session)
+        reply = self.agent.reply(finished.stdout, finished.returncode, session)
+        stopped = watchdog.tripped if watchdog is not None else None
+        stopped = stopped or reply.limit
+        if stopped is not None:
+            self.stopped = stopped
+        if charge is not None and self.ledger is not None:
+            self.ledger.close(
+                charge,
+                invocation,
+                finished,
+                session=reply.session or session,
+                task=self.task,
+                attempt=self.attempt,
+                kind=self.run_kind,
+                stopped=stopped,
+                stdout=finished.stdout,
+            )
+        return finished, reply
+
+    def _watchdog(self, charge: OpenRun | None) -> Watchdog | None:
+        """The budget's watchdog for one run, when a budget is set."""
+        if not self.budget.watched or charge is None or self.ledger is None:
+            return None
+        ledger = self.ledger
+        return Watchdog(
+            self.budget,
+            self.allowed or Allowance(None, None),
+            root=self.root,
+            spend=lambda: ledger.live(charge),
+            counter=charge.counter,
+        )
 
     # ---------------------------------------------------------------- resolving
 

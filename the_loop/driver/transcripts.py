@@ -89,3 +89,36 @@ def reading(
         return read_located(Located(agent.harness, path), result_windows=windows)
     except TranscriptNotFoundError:
         return None
+
+
+def compacted_after(path: Path | None, marker: tuple[str, str] | None, stamp: str) -> bool:
+    """Whether ``path`` has a compaction line timestamped at or after ``stamp`` (UTC ISO).
+
+    How a rerun tells a compaction a crashed run performed from one still due.
+    Only the file's last ``_MAX_NEW_BYTES`` are read.
+    """
+    if path is None or marker is None:
+        return False
+    key, value = marker
+    needle = value.encode()
+    since = stamp[:19]
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as handle:
+            handle.seek(max(0, size - _MAX_NEW_BYTES))
+            lines = handle.read(_MAX_NEW_BYTES).splitlines()
+    except OSError:
+        return False
+    for line in lines:
+        if needle not in line:
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(obj, dict) or obj.get(key) != value:
+            continue
+        when = obj.get("timestamp")
+        if isinstance(when, str) and when[:19] >= since:
+            return True
+    return False

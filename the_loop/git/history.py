@@ -133,7 +133,13 @@ def parse_trailers(message: str) -> list[tuple[str, str]]:
 
 
 def _walk(top: Path) -> Iterator[tuple[str, str]]:
-    """``(sha, message)`` of every commit reachable from HEAD, newest first.
+    """``(sha, message)`` of every commit reachable from HEAD, newest first (:func:`_commits`)."""
+    for sha, message, _commit in _commits(top):
+        yield sha, message
+
+
+def _commits(top: Path) -> Iterator[tuple[str, str, git.Commit]]:
+    """``(sha, message, commit)`` of every commit reachable from HEAD, newest first.
 
     Newest by committer date, ties in the order met, as ``git log`` without
     options lists them. A parent that is not in the object store (the edge of
@@ -157,7 +163,7 @@ def _walk(top: Path) -> Iterator[tuple[str, str]]:
     order = 1
     while queue:
         _, _, sha, commit = heapq.heappop(queue)
-        yield sha, _message(commit)
+        yield sha, _message(commit), commit
         for parent in commit.parents:
             if parent.hexsha in seen:
                 continue
@@ -179,3 +185,109 @@ def _date(commit: git.Commit) -> int | None:
 def _message(commit: git.Commit) -> str:
     message = commit.message
     return message if isinstance(message, str) else message.decode("utf-8", errors="replace")
+
+
+def checkpoint_version(root: Path, path: Path) -> tuple[str, str] | None:
+    """``(sha, text)`` of ``path`` in the newest checkpoint commit on HEAD that changed it.
+
+    The text a checkpoint committed is the authority a later hand edit is
+    compared with (issue 21). ``None`` without a repository, a commit, or a
+    checkpoint commit of that file.
+    """
+    from the_loop.git.repo import repo_relative
+
+    top = find_repo_root(root)
+    if top is None:
+        return None
+    spec = repo_relative(top, root, path)
+    for sha, message, commit in _commits(top):
+        if not _LINE.search(message):
+            continue
+        blob = _blob(commit, spec)
+        if blob is None:
+            continue
+        parent = commit.parents[0] if commit.parents else None
+        before = _blob(parent, spec) if parent is not None else None
+        if before is not None and before.hexsha == blob.hexsha:
+            continue  # this checkpoint did not change the file
+        data = blob.data_stream.read()
+        return sha, data.decode("utf-8", errors="replace")
+    return None
+
+
+def task_files(root: Path, item: str) -> dict[str, tuple[str, ...]] | None:
+    """``{task id: files}`` each task checkpoint commit of ``item`` on HEAD changed.
+
+    Read from git, not from what an agent remembers: the resume brief lists them
+    so a fresh session knows where the finished work lives. Commits are matched
+    by their ``Loop-Item`` and ``Loop-Task`` trailers (in Python, as every query
+    here); the newest commit of a task comes first. ``None`` without a repository.
+    """
+    top = find_repo_root(root)
+    if top is None:
+        return None
+    found: dict[str, list[str]] = {}
+    for _sha, message, commit in _commits(top):
+        pairs = {k.lower(): v for k, v in parse_trailers(message)}
+        task = pairs.get("loop-task")
+        if pairs.get("loop-item") != item or not task:
+            continue
+        files = found.setdefault(task, [])
+        files += [name for name in _changed(commit) if name not in files]
+    return {task: tuple(files) for task, files in found.items()}
+
+
+def tracked_at_head(root: Path, path: Path) -> bool:
+    """Whether HEAD's tree holds ``path`` (False without a repository or a commit)."""
+    from the_loop.git.repo import repo_relative
+
+    top = find_repo_root(root)
+    if top is None:
+        return False
+    dirs = git_dirs(top)
+    head = read_head(dirs).sha
+    if head is None:
+        return False
+    return _blob(dirs.repo.commit(head), repo_relative(top, root, path)) is not None
+
+
+def _blob(commit: git.Commit, spec: str) -> git.Blob | None:
+    """The blob at ``spec`` in ``commit``'s tree, or None (absent, or not a file)."""
+    try:
+        item = commit.tree / spec
+    except KeyError:
+        return None
+    from git import Blob  # GitPython's blob class: only the history queries use it
+
+    return item if isinstance(item, Blob) else None
+
+
+def _changed(commit: git.Commit) -> list[str]:
+    """Paths whose blob differs between ``commit`` and its first parent (all, for a root)."""
+    parent = commit.parents[0] if commit.parents else None
+    return sorted(_tree_diff(commit.tree, parent.tree if parent is not None else None))
+
+
+def _tree_diff(mine: git.Tree | None, theirs: git.Tree | None) -> Iterator[str]:
+    """Changed file paths under two trees, descending only where a subtree's id differs."""
+    from git import Blob, Tree  # GitPython's object classes: only the history queries use them
+
+    def entries(tree: git.Tree | None) -> dict[str, Blob | Tree]:
+        if tree is None:
+            return {}
+        return {o.name: o for o in (*tree.trees, *tree.blobs)}
+
+    a, b = entries(mine), entries(theirs)
+    for name in sorted(set(a) | set(b)):
+        one, other = a.get(name), b.get(name)
+        if one is not None and other is not None and one.hexsha == other.hexsha:
+            continue
+        if isinstance(one, Tree) or isinstance(other, Tree):
+            yield from _tree_diff(
+                one if isinstance(one, Tree) else None, other if isinstance(other, Tree) else None
+            )
+            for side in (one, other):
+                if isinstance(side, Blob):
+                    yield str(side.path)
+        else:
+            yield str((one or other).path)  # type: ignore[union-attr]

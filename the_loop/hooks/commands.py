@@ -14,8 +14,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-_DID = '"<what is done so far>"'
-_NEXT = '"<the concrete next step>"'
+# Single quotes: pasted into a shell, nothing inside them is expanded.
+_DID = "'<what is done so far>'"
+_NEXT = "'<the concrete next step>'"
 
 
 def entry_point(argv0: str | None = None, executable: str | None = None) -> list[str]:

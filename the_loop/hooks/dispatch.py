@@ -17,7 +17,7 @@ from the_loop.errors import LoopError
 from the_loop.hooks import records
 from the_loop.hooks.answer import HookAnswer, render
 from the_loop.hooks.call import HookCall
-from the_loop.hooks.payload import parse_input
+from the_loop.hooks.payload import HookInput, parse_input
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,10 @@ def _handler(event: str) -> Handler:
         from the_loop.hooks.stop import on_stop
 
         return on_stop
+    if event == "SubagentStart":
+        from the_loop.hooks.handoff import on_subagent_start
+
+        return on_subagent_start
     from the_loop.hooks.stop import on_session_end
 
     return on_session_end
@@ -83,12 +87,21 @@ def run_hook(
         if root is None:
             return HookResult()
         records.note_fired(root, hook.harness.value, event)
+        if env.get("LOOP_DRIVEN") == "1" and not _harness_compaction(hook):
+            # A driven run: the driver briefs, verifies, checkpoints and resets itself;
+            # only a compaction the harness starts on its own needs the hooks.
+            return HookResult()
         answer = _handler(event)(HookCall(hook, root, env))
         return HookResult(stdout=render(answer, event=event, harness=hook.harness))
     except Exception as exc:  # a hook must never break the harness, whatever went wrong
         if root is None:  # unusable input: log where the harness runs, if that is a project
             root = project_of(None, env, cwd)
         return _failed(root, harness, event, exc)
+
+
+def _harness_compaction(hook: HookInput) -> bool:
+    """PreCompact/PostCompact of a compaction the harness started itself (trigger auto)."""
+    return hook.event in ("PreCompact", "PostCompact") and hook.trigger == "auto"
 
 
 def _failed(root: Path | None, harness: str, event: str, exc: Exception) -> HookResult:

@@ -16,6 +16,7 @@ and one loop installed is removed on uninstall only if unchanged.
 from __future__ import annotations
 
 import hashlib
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,7 @@ from the_loop.config.loader import CONFIG_DIR
 from the_loop.errors import LoopError, RefusedError, UsageError
 from the_loop.git import repo as gitrepo
 from the_loop.hooks import settings_file
-from the_loop.hooks.payload import EVENTS
+from the_loop.hooks.payload import CLAUDE_EVENTS, EVENTS
 from the_loop.io import atomic
 from the_loop.io.resources import resource_dir
 
@@ -53,8 +54,10 @@ def target(root: Path, harness: str, *, local: bool = False) -> Target:
     if harness == "claude":
         folder = root / ".claude"
         if local:
-            return Target("claude-local", harness, folder / "settings.local.json", None, EVENTS)
-        return Target(harness, harness, folder / "settings.json", folder / "commands", EVENTS)
+            local_file = folder / "settings.local.json"
+            return Target("claude-local", harness, local_file, None, CLAUDE_EVENTS)
+        commands = folder / "commands"
+        return Target(harness, harness, folder / "settings.json", commands, CLAUDE_EVENTS)
     if harness == "codex":
         if local:
             raise UsageError("--local is for Claude Code's settings.local.json; Codex has none")
@@ -155,6 +158,9 @@ def install(
     data = settings_file.parse(text or "", str(where.settings))
     commands = settings_file.hook_commands(entry, harness, where.events)
     wanted = settings_file.with_ours(settings_file.without_ours(data, harness), commands)
+    if harness == "claude":
+        # Pressure in the status bar, before a hook has to block (kept if the user has one).
+        wanted = settings_file.with_statusline(wanted, shlex.join([*entry, "statusline"]))
     changes: list[Change] = []
     backup = None
     shown = _shown(where.settings, root)
@@ -289,6 +295,8 @@ def _uninstall_settings(
     text = current.decode("utf-8")
     data = settings_file.parse(text, str(where.settings))
     left = settings_file.without_ours(data, where.harness)
+    if where.harness == "claude":
+        left = settings_file.without_statusline(left)
     if left == data:
         return Change(shown, "unchanged", "no loop hooks in it")
     if not left and recorded and not recorded.get("existed"):

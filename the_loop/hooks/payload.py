@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 # The events loop answers, in the order a session meets them.
 EVENTS = ("SessionStart", "PostToolUse", "PreCompact", "PostCompact", "Stop", "SessionEnd")
+# Claude Code also starts subagents: SubagentStart records a hand-off (hooks/handoff.py).
+CLAUDE_EVENTS = (*EVENTS, "SubagentStart")
 HARNESSES = tuple(h.value for h in Harness)
 
 
@@ -44,17 +46,37 @@ class HookInput:
     reason: str | None = None  # SessionEnd
     tool_name: str | None = None
     model: str | None = None
+    permission_mode: str | None = None  # Claude Code: default, acceptEdits, bypassPermissions…
+    agent_id: str | None = None  # SubagentStart and calls from inside a subagent
+    agent_type: str | None = None
+
+
+# Longest value kept per field: a session id is a UUID, a path a few hundred
+# characters; a field past its bound is treated as absent, never stored whole
+# (a 50 MB session_id once went into the session records as it was).
+ID_LIMIT = 200
+PATH_LIMIT = 4096
+_LIMITS = {"session_id": ID_LIMIT, "transcript_path": PATH_LIMIT, "cwd": PATH_LIMIT}
+_WORD_LIMIT = 200
+
+
+def bounded_text(value: object, limit: int = ID_LIMIT) -> str | None:
+    """``value`` when it is non-empty text within ``limit`` characters, else None."""
+    if not isinstance(value, str) or not value or len(value) > limit:
+        return None
+    return value
 
 
 def _text(data: dict[str, Any], key: str) -> str | None:
-    value = data.get(key)
-    return value if isinstance(value, str) and value else None
+    return bounded_text(data.get(key), _LIMITS.get(key, _WORD_LIMIT))
 
 
 def parse_input(text: str, *, event: str, harness: str) -> HookInput:
     """Validate the command line and the stdin JSON; ``HookInputError`` when unusable."""
-    if event not in EVENTS:
-        raise HookInputError(f"loop does not answer the {event!r} hook (it answers {EVENTS})")
+    if event not in CLAUDE_EVENTS:
+        raise HookInputError(
+            f"loop does not answer the {event!r} hook (it answers {CLAUDE_EVENTS})"
+        )
     if harness not in HARNESSES:
         raise HookInputError(f"--harness must be one of {HARNESSES}, got {harness!r}")
     try:
@@ -80,4 +102,7 @@ def parse_input(text: str, *, event: str, harness: str) -> HookInput:
         reason=_text(data, "reason"),
         tool_name=_text(data, "tool_name"),
         model=_text(data, "model"),
+        permission_mode=_text(data, "permission_mode"),
+        agent_id=_text(data, "agent_id"),
+        agent_type=_text(data, "agent_type"),
     )

@@ -86,6 +86,31 @@ def without_ours(data: Mapping[str, Any], harness: str) -> dict[str, Any]:
     return out
 
 
+_STATUSLINE = re.compile(r"(?:\bloop\b|\bthe_loop\b)\S*'?\s+statusline\b")
+
+
+def is_our_statusline(value: object) -> bool:
+    """Whether a ``statusLine`` setting is the one ``loop install claude`` wrote."""
+    return isinstance(value, dict) and bool(_STATUSLINE.search(str(value.get("command", ""))))
+
+
+def with_statusline(data: Mapping[str, Any], command: str) -> dict[str, Any]:
+    """``data`` with loop's status line, unless the user has a status line of their own."""
+    out = copy.deepcopy(dict(data))
+    current = out.get("statusLine")
+    if current is None or is_our_statusline(current):
+        out["statusLine"] = {"type": "command", "command": command}
+    return out
+
+
+def without_statusline(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` without loop's status line (a user's own is kept)."""
+    out = copy.deepcopy(dict(data))
+    if is_our_statusline(out.get("statusLine")):
+        del out["statusLine"]
+    return out
+
+
 def _entry_is_ours(entry: object, harness: str) -> bool:
     return isinstance(entry, dict) and is_ours(entry.get("command"), harness)
 

@@ -5,7 +5,8 @@ is in progress and the working tree has changes that are neither committed
 nor checkpointed, naming the command that saves them. It blocks at most
 ``STOP_BLOCKS`` times per session, so an agent that cannot comply is never
 held in a loop. SessionEnd marks the session ended, so later ``loop``
-commands outside it do not take its id.
+commands outside it do not take its id. Both charge the turn to the ledger
+(``turn_cost``) when loop did not start the session.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from the_loop.git.repo import repo_status
 from the_loop.hooks.answer import NOTHING, HookAnswer
 from the_loop.hooks.call import HookCall
 from the_loop.hooks.commands import mid_task_command, task_done_command
+from the_loop.hooks.turn_cost import charge_turn
 from the_loop.tasks import Task, TaskState, read_tasks
 
 STOP_BLOCKS = 2
@@ -24,7 +26,15 @@ STOP_BLOCKS = 2
 
 def on_stop(call: HookCall) -> HookAnswer:
     """Answer Stop (see the module docstring)."""
+    charge_turn(call)  # the ledger, for a session loop did not start
     record = call.seen()
+    if record is not None and not call.input.stop_hook_active:
+        # Stopping at a clear boundary: hand the next unit on instead (said once).
+        from the_loop.hooks.handoff import offer
+
+        handoff = offer(call, record, block=True)
+        if not handoff.empty:
+            return handoff
     if record is None or record.stop_blocks >= STOP_BLOCKS or not record.tasks:
         return NOTHING
     owned = _owned_in_progress(call, record.tasks)
@@ -60,6 +70,7 @@ def _owned_in_progress(call: HookCall, keys: tuple[str, ...]) -> list[tuple[str,
 
 def on_session_end(call: HookCall) -> HookAnswer:
     """Answer SessionEnd: the session is over (a resume revives it)."""
+    charge_turn(call)
     if call.input.session_id:
         sessions.ended(call.root, call.input.session_id, reason=call.input.reason)
     return NOTHING

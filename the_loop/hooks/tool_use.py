@@ -16,6 +16,7 @@ reason to nag). The announcement is re-armed when the session compacts.
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -45,6 +46,13 @@ _COMPACT_HOW = {
 def on_post_tool_use(call: HookCall) -> HookAnswer:
     """Answer PostToolUse (see the module docstring)."""
     record = _session(call)
+    if record is not None:
+        # A clear this session cannot perform: hand the next unit to a subagent (once).
+        from the_loop.hooks.handoff import offer
+
+        handoff = offer(call, record, block=False)
+        if not handoff.empty:
+            return handoff
     transcript = call.input.transcript_path
     if transcript is None and record is not None and record.transcript:
         transcript = Path(record.transcript)
@@ -105,6 +113,7 @@ def _policy(call: HookCall, record: SessionRecord) -> tuple[ContextPolicy, Sessi
         and cached.get("item") == record.item
         and isinstance(cached.get("files"), list)
         and cached.get("stats") == _stats(cached["files"])
+        and cached.get("env") == _env_key()
     ):
         try:
             return _policy_from(cached["value"]), record
@@ -124,9 +133,22 @@ def _policy(call: HookCall, record: SessionRecord) -> tuple[ContextPolicy, Sessi
         except LoopError:
             pass  # the item went away: the project's thresholds apply
     policy = policy or call.project.config.context
-    value = {"item": record.item, "files": files, "stats": _stats(files), "value": asdict(policy)}
+    value = {
+        "item": record.item,
+        "files": files,
+        "stats": _stats(files),
+        "env": _env_key(),
+        "value": asdict(policy),
+    }
     record = sessions.save(call.root, replace(record, extra={**record.extra, "policy": value}))
     return policy, record
+
+
+def _env_key() -> list[str | None]:
+    """The thresholds' environment overrides: a remembered policy holds only while they do."""
+    from the_loop.config.env_overrides import VARIABLES
+
+    return [os.environ.get(name) for name in VARIABLES]
 
 
 def _stats(files: list[str]) -> list[list[int] | None]:

@@ -8,9 +8,13 @@ few thousand characters) whatever the length of the log.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from the_loop.checkpoint.resets import open_resets
 from the_loop.checkpoint.state_dir import journal_exists
+from the_loop.errors import LoopError
 from the_loop.io.templating import render
+from the_loop.log.execution_log import LogEntry, read_log
 from the_loop.tasks import TaskState
 from the_loop.workflow.answer_limits import LIST_LIMIT, capped
 from the_loop.workflow.item_report import ItemReport, relative
@@ -43,6 +47,12 @@ _UPSTREAM = {
     "tasks": ("requirements", "design", "testing-plan"),
 }
 _RESUME_LIMIT = 8000  # characters, about 2,000 tokens
+# The resume brief's layout, for a continuation agent that reads it as its state file:
+# 2 added the remaining ids, the files each finished task touched (from git), the
+# decisions logged and the test last run.
+RESUME_FORMAT = 2
+_FILES_PER_TASK = 8
+_DECISIONS = 5
 _LIST_LIMIT = 10
 
 
@@ -164,9 +174,12 @@ def resume_brief(report: ItemReport) -> str:
     action = next_action(report)
     tasks = report.tasks.tasks if report.tasks else ()
     dag = report.dag
-    ready = [dag.task(t) for t in dag.ready[:_LIST_LIMIT]] if dag else []
     in_progress = [t for t in tasks if t.state is TaskState.IN_PROGRESS][:_LIST_LIMIT]
+    # A task in progress is not also "ready": it is taken.
+    ready_ids = [t for t in dag.ready if t not in {i.id for i in in_progress}] if dag else []
+    ready = [dag.task(t) for t in ready_ids[:_LIST_LIMIT]] if dag else []
     done, total = report.counts
+    handoff = _handoff(report)
     read: list[tuple[str, str]] = []
     if action.kind == "implement" and action.task:
         read = _task_context(report, action.task)["read"]  # type: ignore[assignment]
@@ -184,7 +197,9 @@ def resume_brief(report: ItemReport) -> str:
         entry=report.last_entry,
         in_progress=in_progress,
         ready=ready,
-        ready_count=len(dag.ready) if dag else 0,
+        ready_count=len(ready_ids),
+        format_version=RESUME_FORMAT,
+        **handoff,
         open_count=total - done,
         action=action,
         read=read,
@@ -196,6 +211,9 @@ def resume_brief(report: ItemReport) -> str:
         from the_loop.checkpoint import transaction
 
         journal = transaction.pending(root)
+    anchor = _anchor_warning(report)
+    if anchor:
+        text = anchor + text
     if journal is not None:
         # The last entry may be half-written: say so before anything is trusted.
         text = (
@@ -206,3 +224,70 @@ def resume_brief(report: ItemReport) -> str:
     if len(text) > _RESUME_LIMIT:
         text = text[: _RESUME_LIMIT - 40].rstrip() + "\n… (brief truncated at its size budget)\n"
     return text
+
+
+def _anchor_warning(report: ItemReport) -> str:
+    """A warning when the last checkpointed entry differs from what its commit recorded."""
+    from the_loop.checkpoint.anchor import anchor_problem
+
+    log = report.item.artifacts["execution-log"].path
+    try:
+        problem = anchor_problem(report.ctx.project.root, log)
+    except LoopError:
+        return ""  # git cannot answer: the brief stands without the comparison
+    if problem is None:
+        return ""
+    shown = relative(log, report.ctx.project.root)
+    return f"WARNING: {problem.sentence()}. {problem.hint(Path(shown))}\n\n"
+
+
+def _handoff(report: ItemReport) -> dict[str, object]:
+    """What a continuation agent needs beyond the last Next: (format ``RESUME_FORMAT``)."""
+    tasks = report.tasks.tasks if report.tasks else ()
+    remaining = [t.id for t in tasks if t.state is not TaskState.DONE]
+    finished = [t for t in tasks if t.state is TaskState.DONE]
+    touched: list[tuple[str, list[str], int]] = []
+    if finished:
+        touched = _touched(report, [t.id for t in finished])
+    entries = _log_entries(report)
+    decisions = [
+        f"{e.stamp}: {value}"
+        for e in entries
+        for key, value in e.fields.items()
+        if key.lower().startswith("decision")
+    ][-_DECISIONS:]
+    tested = next((e for e in reversed(entries) if e.fields.get("tests")), None)
+    return {
+        "remaining": capped(remaining, 3 * _LIST_LIMIT),
+        "remaining_more": max(0, len(remaining) - 3 * _LIST_LIMIT),
+        "touched": touched,
+        "decisions": decisions,
+        "last_test": f"{tested.fields['tests']} ({tested.stamp})" if tested else None,
+    }
+
+
+def _touched(report: ItemReport, done: list[str]) -> list[tuple[str, list[str], int]]:
+    """``(task, files, files not shown)`` for the newest finished tasks, from git."""
+    from the_loop.git.history import task_files  # git only when a task is finished
+
+    root = report.ctx.project.root
+    try:
+        found = task_files(root, report.id) or {}
+    except LoopError:
+        return []
+    folder = relative(report.item.path, root).rstrip("/") + "/"
+    rows = []
+    for task in done[-_LIST_LIMIT:]:
+        files = [f for f in found.get(task, ()) if not f.startswith(folder)]
+        rows.append((task, files[:_FILES_PER_TASK], max(0, len(files) - _FILES_PER_TASK)))
+    return rows
+
+
+def _log_entries(report: ItemReport) -> tuple[LogEntry, ...]:
+    log = report.item.artifacts["execution-log"].path
+    if not log.is_file():
+        return ()
+    try:
+        return read_log(log).entries
+    except LoopError:
+        return ()

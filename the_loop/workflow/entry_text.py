@@ -3,10 +3,12 @@
 The last log entry's Next: is the resume anchor: after a clear, a session that
 remembers nothing starts from it. So it must point at something that exists:
 a task of this item (``task 4``, ``T4`` or its title), a file or folder in the
-project (``poller/ledger.py``), or a command (``loop execute-tasks 42``, or a
-command in backticks whose program exists). Filler (``tbd tbd tbd``, ``carry
-on with the work``) is refused outright. A refusal proposes a Next: built from
-the task that comes next in the DAG, so the fix is one copy away.
+project (``poller/ledger.py``; a new file whose folder exists, ``pkg/new.py``;
+a folder named by a bare word, ``run the suite in tests``), or a command
+(``loop execute-tasks 42``, or a command in backticks whose program exists).
+Filler (``tbd tbd tbd``, ``carry on with the work``) is refused outright.
+A refusal proposes a Next: built from the task that comes next in the DAG,
+so the fix is one copy away.
 
 Did: only has to say something (not ``tbd``, ``-``, ``…``): it is a record of
 what happened, and it may name things that are gone now.
@@ -15,6 +17,7 @@ what happened, and it may name things that are gone now.
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 from pathlib import Path
 
@@ -61,7 +64,7 @@ def concrete_did(text: str) -> str:
     if is_filler(" ".join(text.split()), _EMPTY):
         raise UsageError(
             f"--did must say what was done, got {text!r}",
-            hint='e.g. --did "added PollState.retry_budget and its unit test"',
+            hint="e.g. --did 'added PollState.retry_budget and its unit test'",
         )
     return text
 
@@ -118,9 +121,25 @@ def _names_command(text: str, root: Path) -> bool:
 def _names_path(text: str, root: Path) -> bool:
     for token in _PATHLIKE.findall(text):
         token = _LINE_SUFFIX.sub("", token.strip(".,;:"))
-        if token and "://" not in token and _exists(root, token):
+        if not token or "://" in token:
+            continue
+        # A file about to be written is named in a folder that exists.
+        if _exists(root, token) or ("/" in token.rstrip("/") and _is_dir(root, token)):
             return True
-    return False
+    # A folder or file named by a bare word: "run the suite in tests".
+    return any(
+        len(word) > 2 and word.lower() not in _FILLER and _exists(root, word)
+        for word in (w.strip(".") for w in _WORD.findall(text))
+    )
+
+
+def _is_dir(root: Path, name: str) -> bool:
+    """Whether the folder ``name`` would be written in exists."""
+    try:
+        path = Path(name.rstrip("/"))
+        return (path.parent if path.is_absolute() else root / path.parent).is_dir()
+    except (OSError, ValueError):
+        return False
 
 
 def _exists(root: Path, name: str) -> bool:
@@ -135,13 +154,13 @@ def proposed_next(report: ItemReport, finishing: str | None) -> str:
     """A Next: built from the task that comes after ``finishing`` in the DAG."""
     task = _following(report, finishing)
     if task is not None:
+        # No backticks: the proposal is pasted into a shell inside quotes.
         return (
-            f"implement task {task.id}: {task.title} "
-            f"(`loop execute-tasks {report.id}` hands it out)"
+            f"implement task {task.id}: {task.title} (loop execute-tasks {report.id} hands it out)"
         )
     if finishing is None:
-        return f"see `loop status {report.id}` for the next action"
-    return f"review the work: `loop work-on {report.id}` prints the review brief"
+        return f"see loop status {report.id} for the next action"
+    return f"review the work: loop work-on {report.id} prints the review brief"
 
 
 def _following(report: ItemReport, finishing: str | None) -> Task | None:
@@ -169,5 +188,5 @@ def _vague(text: str, why: str, report: ItemReport, finishing: str | None) -> Us
     return UsageError(
         f"--next must name a concrete next step a fresh session can act on, got {text!r}",
         details=(f"{why}; a fresh session starts from this line and remembers nothing else",),
-        hint=f'e.g. --next "{proposed_next(report, finishing)}"',
+        hint=f"e.g. --next {shlex.quote(proposed_next(report, finishing))}",
     )

@@ -339,9 +339,13 @@ class ItemReport:
 
     def _log_findings(self) -> list[Finding]:
         log = self.item.artifacts["execution-log"]
+        # The resume anchor as its checkpoint commit recorded it (issue 21).
+        from the_loop.checkpoint.anchor import anchor_findings, missing_log_findings
+
         if not log.exists:
-            return []
+            return missing_log_findings(self.ctx.project.root, log.path)
         found = self._transitions_ahead(log)
+        found += anchor_findings(self.ctx.project.root, log.path)
         entry = self.last_entry
         if entry is not None and not (entry.next or "").strip():
             return found + [

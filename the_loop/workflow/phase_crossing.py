@@ -161,7 +161,7 @@ def _refuse_unrecorded_ticks(report: ItemReport, target: str) -> None:
         f"task {task.id} is ticked, but no checkpoint records it (ticked by hand?); "
         f"{report.id} cannot enter {target} until it is recorded",
         where=Where(report.item.artifacts["tasks"].path, task.line),
-        hint=f"`{adopt_command(report.id, task.id)}` records it without ticking again",
+        hint=f"{adopt_command(report.id, task.id)}  # records it without ticking again",
     )
 
 

@@ -46,6 +46,7 @@ class ItemStatus:
     running: dict[str, int] | None = None
     queued: tuple[str, ...] = ()
     format: str = "the-loop"  # the item's format: the-loop | kiro | spec-kit
+    cost: dict[str, object] | None = None  # the ledger's total and forecast, when it has runs
 
     def to_json(self, limit: int | None = LIST_LIMIT) -> dict[str, object]:
         """The JSON answer; ``ready`` and ``inProgress`` hold at most ``limit`` ids (None: all)."""
@@ -79,6 +80,7 @@ class ItemStatus:
             ),
             "openResets": [r.to_json() for r in self.open_resets],
             "skippedResets": self.skipped_resets,
+            "cost": self.cost,
             "interruptedCheckpoint": self.interrupted_checkpoint,
             "ticksWithoutCheckpoint": [p.to_json(self.tasks_path) for p in self.tick_problems],
             "findings": self.finding_counts,
@@ -125,6 +127,7 @@ def item_status(report: ItemReport) -> ItemStatus:
         running=running,
         queued=queued,
         format=report.item.format,
+        cost=_cost(report),
     )
 
 
@@ -145,6 +148,36 @@ def parallel_run(root: Path, item: str) -> tuple[dict[str, int] | None, tuple[st
         if tasks.get(str(row.get("task")), {}).get("state") == "running"
     }
     return running, tuple(str(t) for t in data.get("queue") or [])
+
+
+def _cost(report: ItemReport) -> dict[str, object] | None:
+    """The item's spend so far and the forecast of the rest, from the ledger (if it has runs)."""
+    root = report.ctx.project.root
+    if not ledger_exists(root):
+        return None  # the common case, answered without loading the ledger
+    from the_loop.ledger.forecast import forecast
+    from the_loop.ledger.prices import prices_from
+    from the_loop.ledger.report import cost_report
+    from the_loop.ledger.store import read_runs
+
+    runs = read_runs(root, report.id)
+    if not runs:
+        return None
+    spent = cost_report(report.id, runs, prices_from(report.config))
+    done, total = report.counts
+    tasks = report.tasks.tasks if report.tasks is not None else ()
+    finished = [t.id for t in tasks if t.state.value == "done"]
+    ahead = forecast(spent, finished, total - done)
+    return {
+        "spent": spent.total.to_json(spent.prices),
+        "forecast": ahead.to_json(),
+        "line": ahead.line(),
+    }
+
+
+def ledger_exists(root: Path) -> bool:
+    """Whether the ledger has a runs file (the cheap test before reading it)."""
+    return (root / ".the-loop" / "state" / "ledger" / "runs.jsonl").exists()
 
 
 def _open_resets(root: Path, item: str) -> tuple[resets.ResetRecord, ...]:

@@ -25,6 +25,7 @@ from the_loop.checkpoint.policy import (
     boundary_reset,
     one_reset,
     pressure_verdict,
+    stricter_reading,
 )
 from the_loop.checkpoint.transaction import Outcome
 from the_loop.dag.analysis import id_sort_key
@@ -41,6 +42,8 @@ TYPE_CHECKING = False  # typing is not imported at run time (start-up cost)
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
+    from the_loop.config.loader import Pressure
+    from the_loop.workflow.session_reading import SessionPressure
     from the_loop.workflow.task_tests import Verification
 
     WatchTest = Callable[[str], AbstractContextManager[None]]
@@ -106,6 +109,13 @@ def _require_executable(report: ItemReport) -> None:
             f"`loop execute-tasks {report.id}`",
         )
     if report.phase.recorded not in ("implementation", "needs-review", "complete"):
+        from the_loop.checkpoint.anchor import missing_tracked_log  # only when it looks new
+
+        gone = missing_tracked_log(
+            report.ctx.project.root, report.item.artifacts["execution-log"].path
+        )
+        if gone is not None:
+            raise gone  # a deleted log: restore it, never cross again over its history
         raise RefusedError(
             f"{report.id} has not entered implementation yet (the log says "
             f"{report.phase.recorded or 'nothing'})",
@@ -281,7 +291,7 @@ def _require_finishable(report: ItemReport, task: Task, adopt: bool) -> None:
         raise RefusedError(
             f"task {task.id} is ticked, but no checkpoint records it (ticked by hand?)",
             where=Where(report.item.artifacts["tasks"].path, task.line),
-            hint=f"`{adopt_cmd}` records the checkpoint without ticking it again",
+            hint=f"{adopt_cmd}  # records the checkpoint without ticking it again",
         )
     raise RefusedError(
         f"task {task.id} is already done",
@@ -353,6 +363,32 @@ def _completes_the_item(report: ItemReport, task: Task) -> bool:
     return not open_ and not unrecorded
 
 
+def session_verdict(
+    pressure: Pressure,
+    found: SessionPressure | None,
+    *,
+    tokens: int | None,
+    window: int | None,
+    percent: float | None,
+) -> PressureReading:
+    """The verdict for numbers given by hand and the session's transcript: the stricter.
+
+    A percent given by hand never silences the token arm: whenever a session is
+    known its transcript is read too (``found``, issue 21), and each arm takes the
+    stricter reading. With no numbers and no session the verdict names the gap.
+    """
+    given = None
+    if tokens is not None or window is not None or percent is not None:
+        given = pressure_verdict(pressure, tokens=tokens, window=window, percent=percent)
+    if found is None:
+        assert given is not None  # the transcript is read whenever no numbers were given
+        return given
+    read = found.annotate(
+        pressure_verdict(pressure, tokens=found.tokens, window=found.window, percent=found.percent)
+    )
+    return read if given is None else stricter_reading(given, read)
+
+
 def mid_task(
     item: ItemAt | ItemContext,
     *,
@@ -380,19 +416,16 @@ def mid_task(
     root = at.project.root
     did = concrete_did(did)
     found = None
-    if tokens is None and window is None and percent is None:
-        # Transcript reading (the telemetry package) only when no numbers were given.
+    if session or (tokens is None and window is None and percent is None):
+        # The transcript is read whenever a session is known, numbers or not (issue 21).
         from the_loop.workflow.session_reading import session_pressure
 
         found = session_pressure(root, session)
-        tokens, window, percent = found.tokens, found.window, found.percent
     with checkpoint.locked(root):
         report = at.load()
-        reading = pressure_verdict(
-            report.config.context.pressure, tokens=tokens, window=window, percent=percent
+        reading = session_verdict(
+            report.config.context.pressure, found, tokens=tokens, window=window, percent=percent
         )
-        if found is not None:
-            reading = found.annotate(reading)
         plan = _interim_plan(
             report,
             did=did,

@@ -56,7 +56,9 @@ class TickProblem:
 
 def adopt_command(item: str, task_id: str) -> str:
     """The command that checkpoints a ticked task without ticking it again."""
-    return f'loop task done {item} {task_id} --adopt --did "…" --next "…"'
+    return (
+        f"loop task done {item} {task_id} --adopt --did '<what was done>' --next '<the next step>'"
+    )
 
 
 def ticked_tasks(report: ItemView) -> list[Task]:
@@ -139,8 +141,9 @@ def tick_findings(report: ItemView, problems: Iterable[TickProblem]) -> list[Fin
                     f"{task.id} done` entry in {log}): it was ticked by hand, so nothing "
                     "logged or committed the work",
                     Where(path, task.line),
-                    hint=f"`{problem.command}` records the checkpoint now without ticking "
-                    "again; or untick it and finish it with `loop task done`",
+                    # The command first and the why as a shell comment: pasted whole, it runs.
+                    hint=f"{problem.command}  # records the checkpoint now without ticking "
+                    "again; or untick it and finish it with loop task done",
                 )
             )
         else:
