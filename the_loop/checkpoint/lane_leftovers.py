@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from the_loop.checkpoint import leases
-from the_loop.checkpoint.state_dir import state_dir
+from the_loop.config.state_folder import state_dir
 from the_loop.errors import LoopError
 from the_loop.git import worktrees
 

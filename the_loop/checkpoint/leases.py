@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from the_loop.checkpoint.lock import project_lock
-from the_loop.checkpoint.state_dir import read_json, state_dir, write_json
+from the_loop.config.state_folder import read_json, state_dir, write_json
 from the_loop.errors import RefusedError, StateError, Where
 
 FOLDER = "leases"

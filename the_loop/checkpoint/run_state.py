@@ -21,7 +21,7 @@ import os
 import time
 from pathlib import Path
 
-from the_loop.checkpoint.state_dir import read_json, state_dir, write_json
+from the_loop.config.state_folder import read_json, state_dir, write_json
 
 TYPE_CHECKING = False  # `loop status` imports this module: typing stays off its path
 if TYPE_CHECKING:

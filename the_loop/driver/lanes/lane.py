@@ -65,7 +65,7 @@ class LaneSetup:
 
 def worktree_path(root: Path, item: str, task: str) -> Path:
     """Where the lane of ``task`` works: under the (never committed) state folder."""
-    from the_loop.checkpoint.state_dir import state_dir
+    from the_loop.config.state_folder import state_dir
 
     return state_dir(root) / "worktrees" / item / task
 
