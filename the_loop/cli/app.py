@@ -48,6 +48,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "doctor": ("the_loop.cli.cmd_recover", "doctor", "Recover"),
     "install": ("the_loop.cli.cmd_install", "install", "Agent harnesses"),
     "hook": ("the_loop.cli.cmd_hook", "hook", "Agent harnesses"),
+    "worker": ("the_loop.cli.cmd_worker", "worker", "Agent harnesses"),
 }
 SECTIONS = (
     "Set up",
