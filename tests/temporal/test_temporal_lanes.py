@@ -170,7 +170,7 @@ def test_a_killed_coordinator_reattaches_and_reruns_nothing(fleet: Fleet, tmp_pa
     coordinator = _spawn(root, fleet)
     _wait_for(lambda: sum(task_commits(root).values()) >= 3, 180, "three checkpoints")
     coordinator.send_signal(signal.SIGKILL)
-    coordinator.wait()
+    coordinator.communicate()
     done = _run(root, fleet)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert task_commits(root) == {str(n): 1 for n in range(1, 13)}
