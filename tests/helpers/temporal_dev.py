@@ -50,7 +50,7 @@ class DevServer:
 
     def start(self, timeout: float = 30.0) -> None:
         """Start the server and wait until its frontend accepts connections."""
-        log = open(self.folder / "temporal-server.log", "ab")  # noqa: SIM115 - the child owns it
+        log = open(self.folder / "temporal-server.log", "ab")
         self.child = subprocess.Popen(
             [
                 self.binary,
@@ -79,7 +79,9 @@ class DevServer:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.child.poll() is not None:
-                raise RuntimeError(f"temporal dev server exited: see {self.folder}/temporal-server.log")
+                raise RuntimeError(
+                    f"temporal dev server exited: see {self.folder}/temporal-server.log"
+                )
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
                     break

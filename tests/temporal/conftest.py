@@ -14,8 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from harness.fixtures import claude_cli, codex_cli, fake_anthropic, fake_openai
 from helpers.project import git
 from helpers.temporal_dev import DevServer, temporal_binary
+
+__all__ = ["claude_cli", "codex_cli", "fake_anthropic", "fake_openai"]
 
 pytestmark = pytest.mark.temporal
 
@@ -65,10 +68,12 @@ class Fleet:
         """The connection flags every loop process of the fleet gets."""
         return ["--temporal-address", self.server.address, "--task-queue", self.queue]
 
-    def start_worker(self, name: str, lanes: int = 2) -> subprocess.Popen[str]:
+    def start_worker(
+        self, name: str, lanes: int = 2, env: dict[str, str] | None = None
+    ) -> subprocess.Popen[str]:
         """``loop worker`` on the machine ``name``."""
         clone = self.clone(name)
-        log = open(self.folder / f"{name}.log", "a")  # noqa: SIM115 - the child's
+        log = open(self.folder / f"{name}.log", "a")
         child = subprocess.Popen(
             [sys.executable, "-m", "the_loop", "worker", "--repo", str(clone), *self.flags()]
             + ["--lanes", str(lanes), "--name", name, "--grace", "5"],
@@ -77,7 +82,7 @@ class Fleet:
             stderr=log,
             stdin=subprocess.DEVNULL,
             text=True,
-            env=dict(os.environ),
+            env=dict(env or os.environ),
         )
         log.close()
         self.workers[name] = child

@@ -24,7 +24,9 @@ from the_loop.cli.app import Env
     default=None,
     help="This machine's clone of the project (default: the current project).",
 )
-@click.option("--temporal-address", metavar="HOST:PORT", help="Default: config, else 127.0.0.1:7233.")
+@click.option(
+    "--temporal-address", metavar="HOST:PORT", help="Default: config, else 127.0.0.1:7233."
+)
 @click.option("--temporal-namespace", metavar="NAME", help="Default: config, else default.")
 @click.option("--task-queue", metavar="NAME", help="Default: config, else loop.")
 @click.option(

@@ -72,7 +72,8 @@ class TemporalExecutor:
         data = attempt_to_data(
             attempt,
             agent=self.setup.kind.value,
-            timeout=float(self.setup.settings.timeout_seconds) * max(1, self.setup.settings.max_attempts),
+            timeout=float(self.setup.settings.timeout_seconds)
+            * max(1, self.setup.settings.max_attempts),
             remote=self.remote,
         )
         future = asyncio.run_coroutine_threadsafe(self._attempt(attempt, data), self._loop)

@@ -53,9 +53,7 @@ def workflow_id(remote: str, item: str, task: str) -> str:
     return f"loop-{digest}-{item}-{task}"
 
 
-def attempt_to_data(
-    attempt: Attempt, *, agent: str, timeout: float, remote: str
-) -> dict[str, Any]:
+def attempt_to_data(attempt: Attempt, *, agent: str, timeout: float, remote: str) -> dict[str, Any]:
     """The attempt as the workflow carries it."""
     data = dataclasses.asdict(attempt)
     data.update(

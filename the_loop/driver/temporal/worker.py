@@ -23,10 +23,10 @@ import os
 import signal
 import socket
 import threading
-from datetime import timedelta
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +73,9 @@ class Attempts:
         """Run the attempt ``data`` describes; its branch is on the remote when this returns."""
         attempt = attempt_from_data(data)
         remote = str(data["remote"])
-        self.say(f"{self.name}: task {attempt.task} attempt {attempt.attempt} (lane {attempt.lane})")
+        self.say(
+            f"{self.name}: task {attempt.task} attempt {attempt.attempt} (lane {attempt.lane})"
+        )
         with self._git:
             git_remote.fetch(self.clone, remote)
             self._clear(attempt.item, attempt.task, attempt.branch)
@@ -102,7 +104,9 @@ class Attempts:
             setup=str((config.data.get("parallel") or {}).get("setup") or ""),
         )
 
-    def _supervised(self, work: Callable[[], AttemptResult], stop: threading.Event) -> AttemptResult:
+    def _supervised(
+        self, work: Callable[[], AttemptResult], stop: threading.Event
+    ) -> AttemptResult:
         """Run ``work`` on a thread; heartbeat meanwhile; stop it when the attempt is taken away."""
         box: dict[str, Any] = {}
 
