@@ -38,6 +38,7 @@ OWNED = {
     "jsonschema": ("config",),
     "jinja2": ("io",),
     "ruamel": ("io", "config", "spec", "workflow"),
+    "temporalio": ("driver",),  # the optional extra: the_loop/driver/temporal/ only (below)
 }
 
 
@@ -127,3 +128,16 @@ def test_no_module_cycles() -> None:
     for node in sorted(graph):
         if node not in state:
             visit(node)
+
+
+def test_temporalio_is_imported_only_by_the_temporal_backend() -> None:
+    """The optional extra: a core install never imports it, whatever command runs."""
+    home = PACKAGE / "driver" / "temporal"
+    outside = [
+        f"{path.relative_to(PACKAGE)}:{line}"
+        for path in _modules()
+        if home not in path.parents
+        for line, module in _imports(path)
+        if module.split(".")[0] == "temporalio"
+    ]
+    assert outside == []
