@@ -42,6 +42,7 @@ OWNED = {
     "jinja2": ("io/templating.py",),
     "git": ("git",),  # GitPython: the git layer's library, and it starts git on import
     "ruamel": ("io/yamlio.py",),
+    "temporalio": ("driver",),  # the optional extra: the_loop/driver/temporal/ only (below)
 }
 
 
@@ -214,3 +215,16 @@ def test_gitpython_is_imported_inside_functions() -> None:
         or (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "git")
     ]
     assert not found, f"import GitPython inside the function that needs it: {found}"
+
+
+def test_temporalio_is_imported_only_by_the_temporal_backend() -> None:
+    """The optional extra: a core install never imports it, whatever command runs."""
+    home = PACKAGE / "driver" / "temporal"
+    outside = [
+        f"{path.relative_to(PACKAGE)}:{line}"
+        for path in _modules()
+        if home not in path.parents
+        for line, module in _imports(path)
+        if module.split(".")[0] == "temporalio"
+    ]
+    assert outside == []

@@ -52,6 +52,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "install": ("the_loop.cli.cmd_install", "install", "Agent harnesses"),
     "hook": ("the_loop.cli.cmd_hook", "hook", "Agent harnesses"),
     "statusline": ("the_loop.cli.cmd_statusline", "statusline", "Agent harnesses"),
+    "worker": ("the_loop.cli.cmd_worker", "worker", "Agent harnesses"),
 }
 SECTIONS = (
     "Set up",

@@ -23,6 +23,7 @@ from the_loop.errors import UsageError
 
 if TYPE_CHECKING:
     from the_loop.checkpoint.policy import PressureReading
+    from the_loop.driver.temporal.settings import RemoteBackend
     from the_loop.spec.project import ItemContext
 
 ITEM = click.argument("item_ref", metavar="ID")
@@ -258,6 +259,17 @@ class _AgentChoice(click.Choice):
     help="With --agent: run up to N ready tasks side by side, each in its own git worktree, "
     "merged by a serial queue.",
 )
+@click.option(
+    "--backend",
+    type=click.Choice(["local", "temporal"]),
+    default="local",
+    show_default=True,
+    help="With --parallel: where the lanes run: on this machine, or as Temporal workflows "
+    "on `loop worker` machines (config parallel.temporal; pip install 'loop-engine[temporal]').",
+)
+@click.option("--temporal-address", metavar="HOST:PORT", help="With --backend temporal.")
+@click.option("--temporal-namespace", metavar="NAME", help="With --backend temporal.")
+@click.option("--task-queue", metavar="NAME", help="With --backend temporal.")
 @click.option("--dry-run", is_flag=True, help="Only say what would be done.")
 @SESSION
 @json_option
@@ -269,6 +281,10 @@ def execute_tasks(
     max_tasks: int | None,
     until: str | None,
     parallel: int,
+    backend: str,
+    temporal_address: str | None,
+    temporal_namespace: str | None,
+    task_queue: str | None,
     dry_run: bool,
     session: str | None,
     json_output: bool,
@@ -286,8 +302,9 @@ def execute_tasks(
     DAG is done, a task fails for good (exit 1) or Ctrl-C (exit 130; a rerun
     resumes). With --parallel N, up to N tasks run at once, each in a git
     worktree on branch loop/<item>/<task>; a serial queue rebases, tests and
-    lands them on the current branch, one checkpoint commit per task. See
-    docs/agents.md.
+    lands them on the current branch, one checkpoint commit per task. With
+    --backend temporal the lanes run on `loop worker` machines that share a
+    git remote with this clone. See docs/agents.md.
     """
     from the_loop.spec.project import open_item
     from the_loop.workflow.execute_tasks import execute_step
@@ -299,7 +316,16 @@ def execute_tasks(
     ctx = open_item(env.root, item_ref, cwd=env.cwd)
     if agent is not None:
         as_json = wants_json(env, json_output)
-        _drive(ctx, agent or None, max_tasks, until, dry_run, as_json, parallel=parallel)
+        remote = None
+        if backend == "temporal":
+            from the_loop.driver.temporal.settings import remote_backend
+
+            remote = remote_backend(
+                ctx.config, temporal_address, temporal_namespace, task_queue, parallel
+            )
+        _drive(
+            ctx, agent or None, max_tasks, until, dry_run, as_json, parallel=parallel, remote=remote
+        )
         return
     step = execute_step(ctx, dry_run=dry_run, session=session)
     if wants_json(env, json_output):
@@ -333,6 +359,7 @@ def _drive(
     as_json: bool,
     *,
     parallel: int = 1,
+    remote: RemoteBackend | None = None,
 ) -> None:
     """``execute-tasks --agent``: the headless driver, its events and summary."""
     import os
@@ -351,7 +378,14 @@ def _drive(
         else:
             echo_plan(plan)
         return
-    if parallel > 1:
+    if remote is not None:
+        from the_loop.cli.progress import LaneView
+        from the_loop.driver.temporal.settings import drive_on_temporal, exit_at_once
+
+        view = LaneView(as_json=as_json, live=sys.stderr, lanes=parallel)
+        summary = drive_on_temporal(ctx, options, view, parallel=parallel, backend=remote)
+        exit_at_once(summary.exit_code)
+    elif parallel > 1:
         from the_loop.cli.progress import LaneView
         from the_loop.driver.lanes.coordinator import drive_parallel
 
