@@ -80,11 +80,13 @@ def _item_view(report: ItemReport) -> dict[str, object]:
         edges = [(d, t.id) for t in unique for d in (t.depends_on or ()) if d in known]
         placed, columns = layout(unique, edges, dag)
         view["svg"] = draw(report.id, unique, edges, placed, columns, states, dag)
+        lane_of = {lane.task: lane.lane for lane in live.lanes if lane.task}
         view["tasks"] = [
             {
                 "id": t.id,
                 "title": t.title,
                 "state": states[t.id],
+                "lane": lane_of.get(t.id),
                 "depends": list(t.depends_on or ()),
             }
             for t in unique

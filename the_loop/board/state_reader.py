@@ -6,14 +6,12 @@ knows beyond tasks.md (``running``, ``queued`` for merge, ``merged``, ``evicted`
 
 * :class:`SerialStateReader` reads the serial driver: the ledger's announcement of the
   agent process under way (``ledger/live/<item>.json``, one lane) and its driver state.
-* :class:`ParallelStateReader` reads the parallel runner's state file,
-  ``.the-loop/state/parallel/<item>.json`` (issue 20), in this shape::
-
-      {"lanes": [{"lane": 1, "task": "3", "state": "running", "session": "…",
-                  "agent": "command", "tokens": 1234}],
-       "tasks": {"3": "running", "4": "queued", "2": "merged", "5": "evicted"}}
-
-  Keys it does not know are ignored, so the runner may write more.
+* :class:`ParallelStateReader` reads the parallel runner's run state
+  (``.the-loop/state/runs/<item>.json``, through ``checkpoint.run_state``, which
+  owns its shape) while that run is on, mapping its states to the board's:
+  ``running`` (with its lane), ``queued`` (queued or being merged), ``merged``,
+  ``evicted``, ``blocked`` (blocked, or failed: given up in this run); a task it
+  calls ``open`` or ``interrupted`` shows what tasks.md says (done, ready, open).
 
 :func:`live_state` asks the readers in turn (parallel first) and takes the first answer.
 """
@@ -25,11 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from the_loop.config.state_folder import read_json, state_dir
 from the_loop.errors import StateError
 from the_loop.ledger import store
 
-LIVE_STATES = ("running", "queued", "merged", "evicted")
+LIVE_STATES = ("running", "queued", "merged", "evicted", "blocked")
 
 
 @dataclass(frozen=True)
@@ -84,43 +81,74 @@ class SerialStateReader:
         return LiveRun("serial", (lane,), {task: "running"} if task else {})
 
 
-class ParallelStateReader:
-    """The parallel runner's state file (see the module docstring for its shape)."""
+# The parallel runner's task states -> the board's (absent: tasks.md decides).
+PARALLEL_STATES = {
+    "running": "running",
+    "queued": "queued",
+    "merging": "queued",
+    "merged": "merged",
+    "evicted": "evicted",
+    "blocked": "blocked",
+    "failed": "blocked",
+}
 
-    FOLDER = "parallel"
+
+class ParallelStateReader:
+    """The parallel runner (``loop execute-tasks --parallel N``): one lane per agent."""
 
     def read(self, root: Path, item: str) -> LiveRun | None:
-        """The lanes and task states the parallel runner wrote, or None."""
+        """The lanes and task states of the parallel run of ``item`` under way, or None."""
+        from the_loop.checkpoint import run_state
+
         try:
-            data = read_json(state_dir(root) / self.FOLDER / f"{item}.json")
+            data = run_state.load(root, item)
         except StateError:
             return None
-        if not isinstance(data, Mapping):
-            return None
+        if data is None or not run_state.is_on(data):
+            return None  # no run, or it ended: tasks.md has the last word
+        agent = _text(data.get("agent"))
+        raw_tasks = data.get("tasks")
+        tasks: dict[str, str] = {}
+        for task, row in raw_tasks.items() if isinstance(raw_tasks, Mapping) else ():
+            state = row.get("state") if isinstance(row, Mapping) else None
+            if isinstance(state, str) and state in PARALLEL_STATES:
+                tasks[str(task)] = PARALLEL_STATES[state]
         lanes: list[Lane] = []
         for raw in data.get("lanes") or ():
             if not isinstance(raw, Mapping):
                 continue
-            number = raw.get("lane")
-            tokens = raw.get("tokens")
+            number, tokens = raw.get("lane"), raw.get("tokens")
+            task = _text(raw.get("task"))
             lanes.append(
                 Lane(
                     lane=number if isinstance(number, int) else len(lanes) + 1,
-                    task=_text(raw.get("task")),
-                    state=_text(raw.get("state")) or "running",
+                    task=task,
+                    state=_lane_state(tasks.get(task or ""), raw.get("state")),
                     session=_text(raw.get("session")),
-                    agent=_text(raw.get("agent")),
+                    agent=_text(raw.get("agent")) or agent,
                     tokens=tokens if isinstance(tokens, int) else None,
-                    since=_text(raw.get("since")),
+                    since=_since(raw.get("since")),
                 )
             )
-        raw_tasks = data.get("tasks")
-        tasks = {
-            str(task): state
-            for task, state in (raw_tasks.items() if isinstance(raw_tasks, Mapping) else ())
-            if state in LIVE_STATES
-        }
         return LiveRun("parallel", tuple(lanes), tasks)
+
+
+def _lane_state(board: str | None, raw: object) -> str:
+    if board in ("running", "queued"):
+        return board
+    mapped = PARALLEL_STATES.get(raw) if isinstance(raw, str) else None
+    return mapped if mapped in ("running", "queued") else "idle"
+
+
+def _since(value: object) -> str | None:
+    """A lane's start, as the serial reader shows it (a UTC stamp); the run state has epochs."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        import datetime as dt
+
+        from the_loop.io import clock
+
+        return clock.second_stamp(dt.datetime.fromtimestamp(value, tz=dt.timezone.utc))
+    return _text(value)
 
 
 READERS: Sequence[RunStateReader] = (ParallelStateReader(), SerialStateReader())

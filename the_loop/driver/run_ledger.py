@@ -7,6 +7,12 @@ output or, failing that, the session's transcript or rollout
 (``ledger.harness_usage``). A command agent is charged what it appended to
 ``$LOOP_USAGE_FILE`` (set for every run). While the run goes on, ``live``
 tells the budget watchdog what it has spent.
+
+A lane of a parallel run uses it too, from its own thread: it opens with
+``announce=False`` (the run state says what the lanes do), finds the session's
+transcript from its worktree (``cwd``), and only charges the run (``charge``) — the
+record goes back to the coordinator with the attempt's result, and the
+coordinator's thread alone appends it (``store.append``).
 """
 
 from __future__ import annotations
@@ -44,16 +50,26 @@ class RunLedger:
     """Charges the driver's runs of one item to the ledger."""
 
     def __init__(
-        self, *, root: Path, item: str, agent: Agent, env: Mapping[str, str], prices: Prices
+        self,
+        *,
+        root: Path,
+        item: str,
+        agent: Agent,
+        env: Mapping[str, str],
+        prices: Prices,
+        cwd: Path | None = None,
+        lane: int | None = None,
     ) -> None:
         self.root = root
         self.item = item
         self.agent = agent
         self.env = env
         self.prices = prices
+        self.cwd = cwd or root  # where the agent runs: its transcripts are filed by it
+        self.lane = lane
         self.task: str | None = None  # the task the next run is for (set by the keeper)
 
-    def open(self, session: str | None) -> OpenRun:
+    def open(self, session: str | None, *, announce: bool = True) -> OpenRun:
         """Note where ``session``'s running total stands before a run."""
         baseline: dict[str, Tokens] = {}
         if session is not None:
@@ -61,11 +77,12 @@ class RunLedger:
             baseline = kept if kept is not None else (self._recorded_total(session) or {})
         folder = store.folder(self.root, create=True) / "usage"
         folder.mkdir(exist_ok=True)
-        store.announce(
-            self.root,
-            self.item,
-            {"task": self.task, "session": session, "agent": self.agent.kind.value, "lane": 1},
-        )
+        if announce:
+            store.announce(
+                self.root,
+                self.item,
+                {"task": self.task, "session": session, "agent": self.agent.kind.value, "lane": 1},
+            )
         return OpenRun(
             session=session,
             baseline=baseline,
@@ -88,6 +105,38 @@ class RunLedger:
         stdout: str,
     ) -> RunRecord:
         """Charge the finished run and append its record; returns the record."""
+        record, total = self.charge(
+            run,
+            invocation,
+            finished,
+            session=session,
+            task=task,
+            attempt=attempt,
+            kind=kind,
+            stopped=stopped,
+            stdout=stdout,
+        )
+        store.announce(self.root, self.item, None)
+        store.append(self.root, record, total=total)
+        return record
+
+    def charge(
+        self,
+        run: OpenRun,
+        invocation: Invocation,
+        finished: Completed,
+        *,
+        session: str | None,
+        task: str | None,
+        attempt: int,
+        kind: str,
+        stopped: str | None,
+        stdout: str,
+    ) -> tuple[RunRecord, dict[str, Tokens] | None]:
+        """The finished run's record and the session total to move its cursor to; writes nothing.
+
+        Only the run's own usage file is removed.
+        """
         if invocation.purpose == "compact":
             kind = "compaction"
         total, source = self._total_after(run, session, stdout)
@@ -99,7 +148,6 @@ class RunLedger:
             usage = usage_minus(total, base) if total is not None else {}
             total_for_cursor = total
         run.usage_file.unlink(missing_ok=True)
-        store.announce(self.root, self.item, None)
         record = RunRecord(
             item=self.item,
             task=task,
@@ -114,9 +162,9 @@ class RunLedger:
             exit_code=finished.returncode,
             stopped=stopped,
             source=source,
+            lane=self.lane,
         )
-        store.append(self.root, record, total=total_for_cursor)
-        return record
+        return record, total_for_cursor
 
     def live(self, run: OpenRun) -> tuple[int, float | None]:
         """What the run has spent so far, for the watchdog (an estimate; see ``budget``)."""
@@ -130,7 +178,7 @@ class RunLedger:
         return usage_total(usage).total, dollars(usage, self.prices)
 
     def _recorded_total(self, session: str) -> dict[str, Tokens] | None:
-        path = transcripts.locate(self.agent, session, cwd=self.root, env=self.env)
+        path = transcripts.locate(self.agent, session, cwd=self.cwd, env=self.env)
         if self.agent.kind is AgentKind.CLAUDE:
             return harness_usage.claude_transcript_total(path)
         if self.agent.kind is AgentKind.CODEX:

@@ -35,6 +35,7 @@ class RunRecord:
     exit_code: int | None = None
     stopped: str | None = None  # why loop stopped the run (a budget), if it did
     source: str = ""  # where the counts were read
+    lane: int | None = None  # the lane of a parallel run that made it; None: a serial run
 
     @property
     def tokens(self) -> Tokens:
@@ -62,6 +63,7 @@ class RunRecord:
             "exitCode": self.exit_code,
             "stopped": self.stopped,
             "source": self.source,
+            "lane": self.lane,
         }
 
     @classmethod
@@ -74,6 +76,7 @@ class RunRecord:
         attempt = data.get("attempt")
         seconds = data.get("seconds")
         exit_code = data.get("exitCode")
+        lane = data.get("lane")
         return cls(
             item=item,
             task=task if isinstance(task, str) else None,
@@ -88,6 +91,7 @@ class RunRecord:
             exit_code=exit_code if isinstance(exit_code, int) else None,
             stopped=_text(data.get("stopped")),
             source=str(data.get("source") or ""),
+            lane=lane if isinstance(lane, int) and not isinstance(lane, bool) else None,
         )
 
 

@@ -41,6 +41,7 @@ from the_loop.driver.events import (
     Event,
     Listener,
     Merged,
+    Progress,
     RunSummary,
     TaskFailed,
     TaskStarted,
@@ -54,6 +55,8 @@ from the_loop.driver.lanes.scheduler import pick, predicted_paths
 from the_loop.driver.run import DriveOptions, agent_environment
 from the_loop.errors import GitError, LoopError, RefusedError, UsageError
 from the_loop.git import worktrees
+from the_loop.ledger import store as ledger_store
+from the_loop.ledger.prices import prices_from
 from the_loop.spec.project import ItemContext
 from the_loop.tasks import Task, TaskState, test_command
 from the_loop.workflow.briefs import brief
@@ -152,6 +155,7 @@ class _Coordinator:
             pressure=ctx.config.context.pressure,
             setup=str(parallel_cfg.get("setup") or ""),
             loop_owned=owned,
+            prices=prices_from(ctx.config),
         )
         self.executor = executor(self.setup)
         self.state = RunState(
@@ -170,6 +174,7 @@ class _Coordinator:
             merge_check=str(parallel_cfg.get("mergeCheck") or ""),
         )
         self.lanes: dict[int, Attempt] = {}  # lane -> its attempt (running or queued)
+        self.at_work: dict[int, dict[str, Any]] = {}  # lane -> since, session, live tokens
         self.held: dict[str, leases.Lease] = {}
         self.rows: dict[str, _Row] = {}
         self.evictions: dict[str, list[str]] = {}
@@ -387,6 +392,7 @@ class _Coordinator:
         row.attempts = attempt_no
         row.lane = lane
         self.lanes[lane] = attempt
+        self.at_work[lane] = {"since": time.time()}
         self.executor.start(attempt)
         self.state.task(task.id, state="running", lane=lane, attempts=attempt_no)
         self._save()  # written at the end of this turn of the loop: a fraction of a second
@@ -405,6 +411,7 @@ class _Coordinator:
 
     def _finished(self, result: AttemptResult) -> None:
         attempt = result.attempt
+        self._charge(result)
         row = self.rows[attempt.task]
         row.seconds += result.seconds
         if result.tokens is not None:
@@ -521,6 +528,7 @@ class _Coordinator:
     def _drop_lane(self, attempt: Attempt) -> None:
         if self.lanes.get(attempt.lane) == attempt:
             del self.lanes[attempt.lane]
+            self.at_work.pop(attempt.lane, None)
 
     def _cleanup(self, attempt: Attempt, *, delete_branch: bool) -> None:
         worktrees.remove_worktree(self.root, worktree_path(self.root, self.item, attempt.task))
@@ -581,8 +589,14 @@ class _Coordinator:
     def _stop_lanes(self) -> list[AttemptResult]:
         results = self.executor.stop()
         for result in results:
+            self._charge(result)
             self._drop_lane(result.attempt)
         return results
+
+    def _charge(self, result: AttemptResult) -> None:
+        """Append the ledger records of an attempt's agent runs (this thread alone writes)."""
+        for record, total in result.charged:
+            ledger_store.append(self.root, record, total=total)
 
     def _tidy_quietly(self) -> None:
         """Whatever landed and is not tidied yet (a failing run ends here too)."""
@@ -610,8 +624,16 @@ class _Coordinator:
         self._save()
 
     def _forward_events(self) -> None:
+        moved = False
         for event in self.executor.events():
+            if isinstance(event, Progress) and event.lane in self.at_work:
+                seen = self.at_work[event.lane]
+                now = {"session": event.session, "tokens": event.tokens}
+                moved = moved or any(seen.get(k) != v for k, v in now.items())
+                seen.update(now)
             self.listener(event)
+        if moved:
+            self._save()  # the run state's lanes show each agent's session and window
 
     def _save(self) -> None:
         lanes = [
@@ -620,8 +642,11 @@ class _Coordinator:
                 "task": attempt.task,
                 "attempt": attempt.attempt,
                 "state": self.state.data["tasks"].get(attempt.task, {}).get("state", "running"),
-                "tokens": self.rows[attempt.task].tokens,
+                "tokens": self.at_work.get(lane, {}).get("tokens")
+                or self.rows[attempt.task].tokens,
                 "branch": attempt.branch,
+                "session": self.at_work.get(lane, {}).get("session"),
+                "since": self.at_work.get(lane, {}).get("since"),
             }
             for lane, attempt in sorted(self.lanes.items())
         ]

@@ -38,9 +38,13 @@ from the_loop.driver.events import AgentFinished, Event, Progress
 from the_loop.driver.lanes.attempt import Attempt, AttemptResult, TestSpec
 from the_loop.driver.process import run_process
 from the_loop.driver.prompts import compaction_focus
+from the_loop.driver.run_ledger import USAGE_VARIABLE, OpenRun, RunLedger
 from the_loop.errors import LoopError
 from the_loop.git import worktrees
 from the_loop.io.processes import Completed
+from the_loop.ledger.prices import Prices
+from the_loop.ledger.records import RunRecord
+from the_loop.ledger.tokens import Tokens
 from the_loop.workflow.task_tests import TestRun, Verification, run_test
 
 _OUTPUT_LINES = 20
@@ -61,6 +65,7 @@ class LaneSetup:
     pressure: Pressure
     setup: str = ""  # parallel.setup
     loop_owned: tuple[str, ...] = ()  # repository-relative paths only loop writes
+    prices: Prices | None = None  # agent.prices (the ledger's live estimate)
 
 
 def worktree_path(root: Path, item: str, task: str) -> Path:
@@ -97,6 +102,18 @@ class _Lane:
         self.failures: list[str] = []
         self.warnings: list[str] = []
         self.message = ""
+        self.ledger = RunLedger(
+            root=setup.root,
+            item=attempt.item,
+            agent=self.agent,
+            env=setup.env,
+            prices=setup.prices or {},
+            cwd=self.path,
+            lane=attempt.lane,
+        )
+        self.charged: list[tuple[RunRecord, dict[str, Tokens] | None]] = []
+        self.totals: dict[str, dict[str, Tokens]] = {}  # session -> total charged so far
+        self.run_kind = "task"  # "retry" after a failed run
 
     # ---------------------------------------------------------------- the attempt
 
@@ -161,11 +178,13 @@ class _Lane:
             if error is not None:
                 self.failures.append(f"run {self.runs}: {error}")
                 self._finished(finished, "failed", error)
+                self.run_kind = "retry"
                 if self.runs >= max_runs:
                     return self._commit("failed", f"the agent failed {self.runs} run(s): {error}")
                 start = Start.RESUME if self.session else Start.NEW
                 prompt = _continue(attempt, error=error) if self.session else attempt.brief
                 continue
+            self.run_kind = "task"
             verification = run_test_in(attempt.test, self.path) if attempt.test else None
             if verification is None or verification.passed:
                 detail = verification.summary() if verification else "no _Test:_; a clean run"
@@ -249,15 +268,44 @@ class _Lane:
 
         if self.stop.is_set():
             raise Stopped
-        finished = run_process(
+        charge = self.ledger.open(session, announce=False)
+        if session is not None and session in self.totals:
+            charge.baseline = self.totals[session]  # this lane's runs are not appended yet
+        env[USAGE_VARIABLE] = str(charge.usage_file)
+        try:
+            finished = run_process(
+                invocation,
+                cwd=self.path,
+                env=env,
+                timeout=float(self.setup.settings.timeout_seconds),
+                on_line=on_line,
+                on_tick=on_tick,
+            )
+        except Stopped:
+            charge.usage_file.unlink(missing_ok=True)
+            raise
+        reply = self.agent.reply(finished.stdout, finished.returncode, session)
+        self._charge(charge, invocation, finished, reply.session or session)
+        return finished, reply
+
+    def _charge(
+        self, charge: OpenRun, invocation: Invocation, finished: Completed, session: str | None
+    ) -> None:
+        """The run's ledger record, kept for the coordinator to append."""
+        record, total = self.ledger.charge(
+            charge,
             invocation,
-            cwd=self.path,
-            env=env,
-            timeout=float(self.setup.settings.timeout_seconds),
-            on_line=on_line,
-            on_tick=on_tick,
+            finished,
+            session=session,
+            task=self.attempt.task,
+            attempt=self.attempt.attempt,
+            kind=self.run_kind,
+            stopped=None,
+            stdout=finished.stdout,
         )
-        return finished, self.agent.reply(finished.stdout, finished.returncode, session)
+        if session is not None and total is not None:
+            self.totals[session] = total
+        self.charged.append((record, total))
 
     def _under_pressure(self) -> Start:
         """Mid-task pressure: commit the work so far on the branch, then compact."""
@@ -321,6 +369,7 @@ class _Lane:
             finished_at=time.time(),
             cwd=str(self.path),
             warnings=tuple(warnings),
+            charged=tuple(self.charged),
         )
 
     def _finished(self, finished: Completed, outcome: str, detail: str) -> None:
