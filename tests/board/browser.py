@@ -56,12 +56,17 @@ def screenshot(url: str, path: Path, profile: Path, *, size: str = "1400,1200") 
     return path
 
 
-ROW = re.compile(r'<tr data-task="([^"]+)" data-state="([^"]+)">')
+ROW = re.compile(r'<tr data-task="([^"]+)" data-state="([^"]+)"(?: data-lane="(\d+)")?>')
 
 
 def task_states(dom: str) -> dict[str, str]:
     """Task id -> state, from the rows of the page's task table."""
-    return dict(ROW.findall(dom))
+    return {task: state for task, state, _lane in ROW.findall(dom)}
+
+
+def task_lanes(dom: str) -> dict[str, int]:
+    """Task id -> the lane the page shows it in (tasks a lane holds only)."""
+    return {task: int(lane) for task, _state, lane in ROW.findall(dom) if lane}
 
 
 def data_value(dom: str, element: str, name: str) -> str:

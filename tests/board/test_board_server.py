@@ -13,7 +13,8 @@ from driver.driver_project import FOUR, make_item
 from helpers.project import ok
 
 from the_loop.board.server import Board
-from the_loop.board.state_reader import ParallelStateReader, live_state
+from the_loop.board.state_reader import live_state
+from the_loop.checkpoint.run_state import RunState
 from the_loop.ledger import store
 
 pytestmark = pytest.mark.slow  # a real project, approved through loop itself
@@ -54,25 +55,27 @@ def test_serves_on_loopback_only_and_only_reads(project: Path) -> None:
         board.stop()
 
 
-def test_live_state_from_the_driver_and_from_a_parallel_state_file(project: Path) -> None:
+def test_live_state_from_the_driver_and_from_a_parallel_run_state(project: Path) -> None:
     assert live_state(project, "issue-7") is None
     store.announce(project, "issue-7", {"task": "1", "session": "s-1", "agent": "command"})
     serial = live_state(project, "issue-7")
     assert serial is not None and serial.tasks == {"1": "running"}
 
-    folder = project / ".the-loop" / "state" / ParallelStateReader.FOLDER
-    folder.mkdir()
-    (folder / "issue-7.json").write_text(
-        json.dumps(
-            {
-                "lanes": [{"lane": 2, "task": "3", "state": "running", "tokens": 900}],
-                "tasks": {"3": "running", "1": "merged", "2": "queued", "4": "evicted"},
-            }
-        )
-    )
+    # The parallel runner's own writer makes the file the board reads.
+    run = RunState(project, "issue-7", run="r1", parallel=4, agent="command", branch="main")
+    for task, state in (("1", "merged"), ("2", "merging"), ("3", "running"), ("4", "failed")):
+        run.task(task, state=state)
+    lane = {"lane": 2, "task": "3", "state": "running", "tokens": 900, "session": "s-3"}
+    run.save(lanes=[{**lane, "since": 1_800_000_000.0}], now=True)
     board = Board(project).start()
     try:
         item = json.loads(get(board.url + "state.json")[1])["item"]
+        run.task("4", state="evicted")
+        run.task("1", state="open")  # a state the board leaves to tasks.md
+        run.save(now=True)
+        moved = json.loads(get(board.url + "state.json")[1])["item"]
+        run.save(active=False, lanes=[], now=True)  # the run ended: tasks.md has the last word
+        ended = json.loads(get(board.url + "state.json")[1])["item"]
     finally:
         board.stop()
     assert item["source"] == "parallel"
@@ -80,8 +83,22 @@ def test_live_state_from_the_driver_and_from_a_parallel_state_file(project: Path
         "1": "merged",
         "2": "queued",
         "3": "running",
-        "4": "evicted",
+        "4": "blocked",
     }
-    (lane,) = item["lanes"]
-    assert (lane["lane"], lane["task"], lane["window"]["tokens"]) == (2, "3", 900)
-    assert lane["window"]["softTokens"] == 200000
+    assert {t["id"]: t["lane"] for t in item["tasks"]}["3"] == 2
+    (shown,) = item["lanes"]
+    assert (shown["lane"], shown["task"], shown["state"], shown["window"]["tokens"]) == (
+        2,
+        "3",
+        "running",
+        900,
+    )
+    assert (shown["agent"], shown["session"], shown["since"]) == (
+        "command",
+        "s-3",
+        "2027-01-15T08:00:00Z",
+    )
+    assert shown["window"]["softTokens"] == 200000
+    moved_states = {t["id"]: t["state"] for t in moved["tasks"]}
+    assert moved_states["4"] == "evicted" and moved_states["1"] == "ready"
+    assert ended["source"] == "serial"  # the announcement above is still there

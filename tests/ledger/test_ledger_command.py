@@ -21,6 +21,8 @@ from driver.driver_project import (
     make_item,
 )
 
+from the_loop.ledger import store
+
 pytestmark = pytest.mark.slow  # real loop and agent processes through a DAG
 
 # Per task: (input, output, cacheRead, cacheWrite), written by the agent for its one run.
@@ -119,3 +121,50 @@ def test_status_forecasts_the_rest_from_the_finished_tasks(tmp_path: Path) -> No
         "dollars": round(sum(dollars(USAGE[t]) for t in done) / 2 * 2, 4),
     }
     assert "2 task(s) left" in loop_process(root, "status", "7").stdout
+
+
+RETRIES_TASK_3 = (
+    f"usage = {repr(USAGE)}[task]\n"
+    'with open(os.environ["LOOP_USAGE_FILE"], "a") as out:\n'
+    '    out.write(json.dumps({"model": "fake-model", "input": usage[0], "output": usage[1], '
+    '"cacheRead": usage[2], "cacheWrite": usage[3]}) + "\\n")\n'
+    'if task == "3" and len(mine) == 1:\n'
+    '    sys.exit("the first run of task 3 fails")\n'
+    'pathlib.Path(f"done-{task}.txt").write_text("done\\n")\n'
+    "print(f\"made done-{task}.txt in lane {os.environ['LOOP_LANE']}\")"
+)
+
+
+def test_a_parallel_run_charges_every_lane_run_to_its_task_attempt_and_lane(
+    tmp_path: Path,
+) -> None:
+    root = project(tmp_path, RETRIES_TASK_3)
+
+    ran = loop_process(
+        root, "execute-tasks", "7", "--agent", "command", "--parallel", "2", "--json"
+    )
+
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    records = store.read_runs(root, "issue-7")
+    assert sorted((r.task, r.kind) for r in records) == [
+        ("1", "task"),
+        ("2", "task"),
+        ("3", "retry"),
+        ("3", "task"),
+        ("4", "task"),
+    ]
+    assert {r.lane for r in records} <= {1, 2} and None not in {r.lane for r in records}
+    assert {r.attempt for r in records} == {1}
+    failed = [r for r in records if r.task == "3" and r.kind == "task"]
+    assert [r.exit_code for r in failed] == [1]
+    data = cost(root)
+    rows = {row["task"]: row for row in data["tasks"]}  # type: ignore[index, union-attr]
+    for task, counts in USAGE.items():
+        runs = 2 if task == "3" else 1
+        work = rows[task]["work"]
+        assert work["runs"] == runs
+        assert [work["tokens"][k] for k in ("input", "output", "cacheRead", "cacheWrite")] == [
+            n * runs for n in counts
+        ]
+    summary = events(ran.stdout)[-1]
+    assert summary["event"] == "done" and summary["cost"]["total"] == data["total"]

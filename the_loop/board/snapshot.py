@@ -126,7 +126,10 @@ def _window(ctx: ItemContext, lane: Lane) -> dict[str, object]:
     if harness is not None and lane.session:
         try:
             reading = read_context(
-                session_id=lane.session, harness=harness, cwd=ctx.project.root, env=os.environ
+                session_id=lane.session,
+                harness=harness,
+                cwd=Path(lane.cwd) if lane.cwd else ctx.project.root,  # transcripts go by cwd
+                env=os.environ,
             )
             tokens, window = reading.tokens_in_use, reading.window
         except LoopError:

@@ -40,6 +40,7 @@ class Lane:
     agent: str | None = None
     tokens: int | None = None
     since: str | None = None
+    cwd: str | None = None  # where the agent runs (a lane's worktree), if not the project
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,7 @@ class ParallelStateReader:
                     agent=_text(raw.get("agent")) or agent,
                     tokens=tokens if isinstance(tokens, int) else None,
                     since=_since(raw.get("since")),
+                    cwd=_text(raw.get("worktree")),
                 )
             )
         return LiveRun("parallel", tuple(lanes), tasks)

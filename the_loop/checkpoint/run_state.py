@@ -9,7 +9,8 @@ Its shape: ``item``, ``run``, ``pid``, ``host``, ``started``, ``updated``,
 ``parallel``, ``agent``, ``branch`` (the integration branch), ``active``
 (false once the run ended), ``landing`` (``{"task", "commit"}`` or null),
 ``queue`` (task ids, in merge order), ``lanes`` (one object per lane: ``lane``,
-``task``, ``state``, ``attempt``, ``tokens``, ``session``, ``since``) and
+``task``, ``state``, ``attempt``, ``tokens``, ``branch``, ``worktree``, ``session``,
+``since``) and
 ``tasks`` (id -> ``state``: running | queued | merging | merged | evicted |
 blocked | failed | interrupted, with ``lane``, ``attempts``, ``tokens``,
 ``seconds``, ``merge``).

@@ -57,6 +57,7 @@ from the_loop.errors import GitError, LoopError, RefusedError, UsageError
 from the_loop.git import worktrees
 from the_loop.ledger import store as ledger_store
 from the_loop.ledger.prices import prices_from
+from the_loop.ledger.report import cost_report
 from the_loop.spec.project import ItemContext
 from the_loop.tasks import Task, TaskState, test_command
 from the_loop.workflow.briefs import brief
@@ -147,6 +148,7 @@ class _Coordinator:
             worktrees.relative_to_top(self.root, ctx.item.artifacts[name].path)
             for name in ("tasks", "execution-log")
         )
+        self.prices = prices_from(ctx.config)
         self.setup = LaneSetup(
             root=self.root,
             kind=self.kind,
@@ -155,7 +157,7 @@ class _Coordinator:
             pressure=ctx.config.context.pressure,
             setup=str(parallel_cfg.get("setup") or ""),
             loop_owned=owned,
-            prices=prices_from(ctx.config),
+            prices=self.prices,
         )
         self.executor = executor(self.setup)
         self.state = RunState(
@@ -217,6 +219,9 @@ class _Coordinator:
             open_reset=None,
             lanes=self.parallel,
             table=tuple(row.to_json() for row in self.rows.values()),
+            cost=cost_report(
+                self.item, ledger_store.read_runs(self.root, self.item), self.prices
+            ).to_json(),
         )
         self.listener(summary)
         return summary
@@ -645,6 +650,7 @@ class _Coordinator:
                 "tokens": self.at_work.get(lane, {}).get("tokens")
                 or self.rows[attempt.task].tokens,
                 "branch": attempt.branch,
+                "worktree": str(worktree_path(self.root, self.item, attempt.task)),
                 "session": self.at_work.get(lane, {}).get("session"),
                 "since": self.at_work.get(lane, {}).get("since"),
             }
