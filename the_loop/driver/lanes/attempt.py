@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from the_loop.driver.events import Event
-from the_loop.ledger.records import RunRecord
-from the_loop.ledger.tokens import Tokens
 
 
 @dataclass(frozen=True)
@@ -73,9 +71,10 @@ class AttemptResult:
     finished_at: float = 0.0  # epoch seconds: the queue's order
     cwd: str = ""  # where the agent ran
     warnings: tuple[str, ...] = field(default_factory=tuple)
-    # The ledger records of its agent runs, each with the session total to move the
-    # session's cursor to: the coordinator's thread appends them (a lane writes no shared file).
-    charged: tuple[tuple[RunRecord, dict[str, Tokens] | None], ...] = ()
+    # The ledger records of its agent runs as JSON (``{"record", "total"}``: the session
+    # total to move its cursor to), plain data that crosses any executor (Temporal's too);
+    # the coordinator's thread appends them (a lane writes no shared file).
+    charged: tuple[dict[str, object], ...] = ()
 
 
 class Executor(Protocol):

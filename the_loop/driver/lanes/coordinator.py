@@ -57,7 +57,9 @@ from the_loop.errors import GitError, LoopError, RefusedError, UsageError
 from the_loop.git import worktrees
 from the_loop.ledger import store as ledger_store
 from the_loop.ledger.prices import prices_from
+from the_loop.ledger.records import RunRecord
 from the_loop.ledger.report import cost_report
+from the_loop.ledger.tokens import usage_from_json
 from the_loop.spec.project import ItemContext
 from the_loop.tasks import Task, TaskState, test_command
 from the_loop.workflow.briefs import brief
@@ -600,8 +602,12 @@ class _Coordinator:
 
     def _charge(self, result: AttemptResult) -> None:
         """Append the ledger records of an attempt's agent runs (this thread alone writes)."""
-        for record, total in result.charged:
-            ledger_store.append(self.root, record, total=total)
+        for charged in result.charged:
+            raw, total = charged.get("record"), charged.get("total")
+            record = RunRecord.from_json(raw) if isinstance(raw, dict) else None
+            if record is not None:
+                cursor = usage_from_json(total) if isinstance(total, dict) else None
+                ledger_store.append(self.root, record, total=cursor)
 
     def _tidy_quietly(self) -> None:
         """Whatever landed and is not tidied yet (a failing run ends here too)."""

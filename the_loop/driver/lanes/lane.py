@@ -43,8 +43,7 @@ from the_loop.errors import LoopError
 from the_loop.git import worktrees
 from the_loop.io.processes import Completed
 from the_loop.ledger.prices import Prices
-from the_loop.ledger.records import RunRecord
-from the_loop.ledger.tokens import Tokens
+from the_loop.ledger.tokens import Tokens, usage_to_json
 from the_loop.workflow.task_tests import TestRun, Verification, run_test
 
 _OUTPUT_LINES = 20
@@ -111,7 +110,7 @@ class _Lane:
             cwd=self.path,
             lane=attempt.lane,
         )
-        self.charged: list[tuple[RunRecord, dict[str, Tokens] | None]] = []
+        self.charged: list[dict[str, object]] = []
         self.totals: dict[str, dict[str, Tokens]] = {}  # session -> total charged so far
         self.run_kind = "task"  # "retry" after a failed run
 
@@ -305,7 +304,12 @@ class _Lane:
         )
         if session is not None and total is not None:
             self.totals[session] = total
-        self.charged.append((record, total))
+        self.charged.append(
+            {
+                "record": record.to_json(),
+                "total": usage_to_json(total) if total is not None else None,
+            }
+        )
 
     def _under_pressure(self) -> Start:
         """Mid-task pressure: commit the work so far on the branch, then compact."""
