@@ -20,7 +20,7 @@ from pathlib import Path
 
 from the_loop.errors import GitError, Where
 from the_loop.git.head import read_head
-from the_loop.git.opening import find_repo_root, git_dirs
+from the_loop.git.opening import find_repo_root, git_dirs, repo_relative
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost)
 if TYPE_CHECKING:
@@ -194,8 +194,6 @@ def checkpoint_version(root: Path, path: Path) -> tuple[str, str] | None:
     compared with (issue 21). ``None`` without a repository, a commit, or a
     checkpoint commit of that file.
     """
-    from the_loop.git.repo import repo_relative
-
     top = find_repo_root(root)
     if top is None:
         return None
@@ -239,8 +237,6 @@ def task_files(root: Path, item: str) -> dict[str, tuple[str, ...]] | None:
 
 def tracked_at_head(root: Path, path: Path) -> bool:
     """Whether HEAD's tree holds ``path`` (False without a repository or a commit)."""
-    from the_loop.git.repo import repo_relative
-
     top = find_repo_root(root)
     if top is None:
         return False

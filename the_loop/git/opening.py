@@ -154,3 +154,18 @@ def git_dirs(root: Path) -> GitDirs:
         reftable=(common_dir / "reftable").is_dir(),
         repo=repo,
     )
+
+
+def repo_relative(top: Path, root: Path, path: Path) -> str:
+    """``path`` (absolute, or relative to ``root``) as a repository-relative POSIX path."""
+    absolute = Path(os.path.abspath(root.resolve() / path))
+    # as given, then with its folder's symlinks resolved (/tmp → /private/tmp);
+    # never the last part: a symlink in the repository is committed as a link
+    for candidate in (absolute, absolute.parent.resolve() / absolute.name):
+        if candidate.is_relative_to(top):
+            return candidate.relative_to(top).as_posix()
+    raise GitError(
+        "path is outside the repository, so a checkpoint cannot commit it",
+        where=Where(path),
+        hint=f"pass paths inside {top}",
+    )

@@ -11,16 +11,14 @@ GitPython.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from the_loop.errors import GitError, Where
 from the_loop.git.commands import run_git
 from the_loop.git.head import read_head
 from the_loop.git.history import commit_message, find_checkpoint_commit, parse_trailers, trailers
 from the_loop.git.identity import IDENTITY_HINT, identity
-from the_loop.git.opening import find_repo_root, git_dirs
+from the_loop.git.opening import find_repo_root, git_dirs, repo_relative
 from the_loop.git.operations import Operation, operation_in_progress
 
 __all__ = [  # re-exported: callers ask "is this a repository?", "who is the user?" here
@@ -30,6 +28,7 @@ __all__ = [  # re-exported: callers ask "is this a repository?", "who is the use
     "find_repo_root",
     "identity",
     "parse_trailers",
+    "repo_relative",
     "trailers",
 ]
 
@@ -102,18 +101,3 @@ def is_ignored(root: Path, path: Path) -> bool:
     # -z needs --stdin, and only -z output never quotes unusual names
     ran = run_git(top, ["check-ignore", "-z", "--stdin"], ok=(0, 1), stdin=f"{spec}\0".encode())
     return spec in ran.out.split("\0")
-
-
-def repo_relative(top: Path, root: Path, path: Path) -> str:
-    """``path`` (absolute, or relative to ``root``) as a repository-relative POSIX path."""
-    absolute = Path(os.path.abspath(root.resolve() / path))
-    # as given, then with its folder's symlinks resolved (/tmp → /private/tmp);
-    # never the last part: a symlink in the repository is committed as a link
-    for candidate in (absolute, absolute.parent.resolve() / absolute.name):
-        if candidate.is_relative_to(top):
-            return candidate.relative_to(top).as_posix()
-    raise GitError(
-        "path is outside the repository, so a checkpoint cannot commit it",
-        where=Where(path),
-        hint=f"pass paths inside {top}",
-    )
