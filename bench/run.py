@@ -231,6 +231,78 @@ class Bench:
         loop = measure([*self.loop, "--version"], self.out, self.env, self.runs)
         self.add(self._ratio("loop --version", "", "", "", loop, floor, 3.0, "python -c pass"))
 
+    # --- parallel lanes ---------------------------------------------------------
+
+    def parallel(self) -> None:
+        """Wall-clock of --parallel 1, 2, 4 against the ideal, and a lane's per-task overhead."""
+        import parallel_lanes as lanes
+
+        seconds = self.options.parallel_seconds
+        folder = self.out / "parallel"
+        agent_wall = self._agent_wall(folder, seconds)
+        ideal = 3 * agent_wall  # the critical path: three tasks, one per wave
+        for count in (1, 2, 4):
+            root = lanes.project(
+                folder / f"waves-{count}", self.loop, self.env, seconds, lanes.waves
+            )
+            wall, code = lanes.timed_run(root, self.loop, self.env, count)
+            row = Row(
+                "parallel",
+                "3 waves of 4",
+                "12 tasks",
+                f"--parallel {count}",
+                wall,
+                ideal,
+                1.3 if count == 4 else None,
+                "ratio",
+                wall=wall,
+                floor_wall=ideal,
+                exit=code,
+                note=f"ideal: 3 × {agent_wall:.2f} s",
+            )
+            self.add(row)
+        quick = self._agent_wall(folder, 0.0)
+        per_task: dict[int, float] = {}
+        for count in (1, 2):
+            root = lanes.project(folder / f"chain-{count}", self.loop, self.env, 0.0, lanes.chain)
+            wall, code = lanes.timed_run(root, self.loop, self.env, count)
+            per_task[count] = (wall - 12 * quick) / 12
+        self.add(
+            Row(
+                "parallel overhead",
+                "chain of 12",
+                "per task",
+                "lane vs serial",
+                per_task[2],
+                per_task[1],
+                None,
+                "ratio",
+                wall=per_task[2],
+                floor_wall=per_task[1],
+                note="serial driver's per-task overhead",
+            )
+        )
+
+    def _agent_wall(self, folder: Path, seconds: float) -> float:
+        """What one agent run takes by itself (its sleep plus a Python start)."""
+        import parallel_lanes as lanes
+
+        root = lanes.project(folder / "agent-alone", self.loop, self.env, seconds, lanes.waves)
+        agent = root.parent / "agent"
+        walls = []
+        for _ in range(3):
+            start = time.perf_counter()
+            subprocess.run(
+                [str(agent)],
+                input=b"",
+                cwd=root,
+                env={**self.env, "LOOP_TASK": "1"},
+                check=True,
+                capture_output=True,
+            )
+            walls.append(time.perf_counter() - start)
+        return sorted(walls)[1]
+
     # --- the hooks' read paths ---------------------------------------------------
 
     def hooks(self) -> None:
@@ -701,7 +773,17 @@ def parse_options(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--only",
         nargs="+",
-        choices=("startup", "dag", "next-cold", "all", "commit", "log-length", "append", "hooks"),
+        choices=(
+            "startup",
+            "dag",
+            "next-cold",
+            "all",
+            "commit",
+            "log-length",
+            "append",
+            "hooks",
+            "parallel",
+        ),
         help="run only these cases",
     )
     parser.add_argument("--all-items", type=int, default=200)
@@ -713,6 +795,12 @@ def parse_options(argv: Sequence[str] | None) -> argparse.Namespace:
         "--compare-src",
         type=Path,
         help="another checkout (e.g. a worktree of an older commit): time its task done too",
+    )
+    parser.add_argument(
+        "--parallel-seconds",
+        type=float,
+        default=4.0,
+        help="what each agent of the parallel case takes (a fixed sleep)",
     )
     add_issue18_arguments(parser)
     parser.add_argument("--out", type=Path, default=HERE / "out")
@@ -764,6 +852,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "log-length": bench.log_length,
         "append": bench.append,
         "hooks": bench.hooks,
+        "parallel": bench.parallel,
     }
     for name in options.only if not options.issue18 or "only" in options.given else ():
         print(f"bench: {name}", file=sys.stderr, flush=True)

@@ -440,9 +440,11 @@ def test_task_done_starts_at_most_six_git_processes(project: Path, tmp_path: Pat
     assert "src.txt" in git(project, "show", "--name-only", "--format=", "HEAD")
 
 
-def test_task_done_loads_neither_jinja_nor_the_transcript_readers(project: Path) -> None:
-    """What a plain task done imports: its templates render without Jinja, and the
-    telemetry readers and the task-test runner serve other paths (import costs, not time)."""
+def test_task_done_loads_neither_the_transcript_readers_nor_the_test_runner(
+    project: Path,
+) -> None:
+    """What a plain task done imports: the telemetry readers and the task-test runner
+    serve other paths (import costs, not time). Its templates render with Jinja."""
     from helpers.project import process
 
     (project / "src.txt").write_text("the work of task 1\n")
@@ -456,7 +458,8 @@ def test_task_done_loads_neither_jinja_nor_the_transcript_readers(project: Path)
         if line.startswith("import time:") and "|" in line
     }
     assert "the_loop.checkpoint.transaction" in imported  # the profile did list the imports
-    unwanted = ("jinja2", "the_loop.telemetry", "the_loop.workflow.task_tests")
+    assert "jinja2" in imported  # the one renderer, whatever the templates hold
+    unwanted = ("the_loop.telemetry", "the_loop.workflow.task_tests")
     assert not [name for name in imported if name.startswith(unwanted)]
     assert "the_loop.checkpoint.seen_sessions" not in imported  # --session given: no lookup
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from the_loop.checkpoint import resets
-from the_loop.checkpoint.state_dir import resets_exist, state_dir
+from the_loop.config.state_folder import resets_exist, state_dir
 from the_loop.errors import RefusedError, StateError
 
 DIGEST = "a" * 64

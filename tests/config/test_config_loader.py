@@ -27,6 +27,7 @@ from the_loop.config.loader import (
     load_config,
     schema,
 )
+from the_loop.config.validation import validate
 from the_loop.errors import ConfigError, ExitCode, UnusableInputError, Where
 from the_loop.findings import Level
 from the_loop.spec.project import open_item
@@ -610,7 +611,7 @@ def test_a_valid_config_is_validated_once(build_tree: BuildTree, hermetic_env: P
 
     assert _imports_jsonschema(root) is True
     assert _imports_jsonschema(root) is False
-    assert (hermetic_env / ".cache" / "loop" / "valid-configs").is_file()
+    assert list((hermetic_env / ".cache" / "loop").glob("config-*.entry"))
 
 
 def test_a_changed_config_is_validated_again(build_tree: BuildTree) -> None:
@@ -631,7 +632,15 @@ def test_the_cache_lives_under_xdg_cache_home(build_tree: BuildTree, tmp_path: P
     assert _imports_jsonschema(root, {"XDG_CACHE_HOME": str(first)}) is True
     assert _imports_jsonschema(root, {"XDG_CACHE_HOME": str(second)}) is True
     assert _imports_jsonschema(root, {"XDG_CACHE_HOME": str(first)}) is False
-    assert (first / "loop" / "valid-configs").is_file()
+    assert list((first / "loop").glob("config-*.entry"))
+
+
+def test_no_cache_means_no_config_cache(build_tree: BuildTree, hermetic_env: Path) -> None:
+    root = build_tree({".the-loop/config.yaml": 'version: "0.1.0"\n'})
+
+    assert _imports_jsonschema(root, {"LOOP_NO_CACHE": "1"}) is True
+    assert _imports_jsonschema(root, {"LOOP_NO_CACHE": "1"}) is True
+    assert not (hermetic_env / ".cache" / "loop").exists()
 
 
 def test_an_invalid_config_is_never_cached(build_tree: BuildTree) -> None:
@@ -640,7 +649,7 @@ def test_an_invalid_config_is_never_cached(build_tree: BuildTree) -> None:
     for _ in range(2):
         with pytest.raises(ConfigError):
             load_config(root)
-        assert schema.validate({"version": "0.1.0", "tdd": {"mode": "sometimes"}}) != []
+        assert validate({"version": "0.1.0", "tdd": {"mode": "sometimes"}}) != []
 
 
 def test_an_unwritable_cache_only_costs_the_validation(
@@ -656,8 +665,11 @@ def test_an_unwritable_cache_only_costs_the_validation(
 
 def test_a_corrupt_cache_file_is_ignored(build_tree: BuildTree, hermetic_env: Path) -> None:
     root = build_tree({".the-loop/config.yaml": 'version: "0.1.0"\n'})
-    cache = hermetic_env / ".cache" / "loop" / "valid-configs"
-    cache.parent.mkdir(parents=True)
-    cache.write_bytes(b"\xff\xfe not text")
+    assert _imports_jsonschema(root) is True
+    entries = list((hermetic_env / ".cache" / "loop").glob("*.entry"))
+    assert entries
+    for entry in entries:
+        entry.write_bytes(b"\xff\xfe not text")
 
     assert load_config(root).data["version"] == "0.1.0"
+    assert _imports_jsonschema(root) is False  # the load above replaced the damaged entries

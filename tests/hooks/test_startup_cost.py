@@ -48,7 +48,7 @@ def test_post_tool_use_imports_neither_jinja_nor_jsonschema(in_task: Path, tmp_p
     assert "the_loop.tasks.reader" not in names
     assert "the_loop.workflow.briefs" not in names
     # below the soft threshold: no project opened, no tempfile (click parses the command
-    # line: it is the one parser, decision 0015)
+    # line: it is the one parser, decision 0016)
     assert {"the_loop.spec.project", "tempfile"} & names == set()
 
 

@@ -110,11 +110,7 @@ _PENDING = pytest.mark.xfail(
     ("module", "arrives_with"),
     [
         ("git", "the git layer's port to GitPython (the_loop/git/)"),
-        pytest.param(
-            "jinja2",
-            "the log entry and commit message rendered by Jinja (workflow/checkpoint)",
-            marks=_PENDING,
-        ),
+        ("jinja2", "the log entry and commit message rendered by Jinja (io/templating.py)"),
     ],
 )
 def test_task_done_loads_what_a_checkpoint_uses(
@@ -128,6 +124,7 @@ def test_task_done_loads_what_a_checkpoint_uses(
 
 def test_reports_know_where_the_journal_lives() -> None:
     """Reports test for the journal's file before importing the transaction module."""
-    from the_loop.checkpoint import state_dir, transaction
+    from the_loop.checkpoint import transaction
+    from the_loop.config import state_folder
 
-    assert state_dir.JOURNAL == transaction.JOURNAL
+    assert state_folder.JOURNAL == transaction.JOURNAL

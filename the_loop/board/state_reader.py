@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from the_loop.checkpoint.state_dir import read_json, state_dir
+from the_loop.config.state_folder import read_json, state_dir
 from the_loop.errors import StateError
 from the_loop.ledger import store
 

@@ -6,9 +6,10 @@ confirm|abort`` (never replayed); stray backups are noted. ``--repair`` also
 closes the open resets left behind (as aborted: never replayed), except one
 the repair itself has just prepared, which has not been shown to anyone yet.
 Damaged state files are named with what is wrong, and ``--discard`` sets them
-aside. Whatever goes wrong while repairing is reported as a finding of the
-report: ``doctor`` is the way out of a bad state, so it never fails with a
-traceback itself.
+aside. What a parallel run left (worktrees, lane branches, dead leases) is listed,
+and ``--repair`` clears it (``lane_leftovers``). Whatever goes wrong while
+repairing is reported as a finding of the report: ``doctor`` is the way out of
+a bad state, so it never fails with a traceback itself.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from the_loop.checkpoint import resets
+from the_loop.checkpoint import lane_leftovers, resets
 from the_loop.checkpoint import transaction as checkpoint
 from the_loop.checkpoint.lock import project_lock
-from the_loop.checkpoint.state_dir import set_aside, state_dir
+from the_loop.config.state_folder import set_aside, state_dir
 from the_loop.errors import LoopError
 
 
@@ -38,6 +39,8 @@ class DoctorReport:
     set_aside: list[Path] = field(default_factory=list)
     kept: list[Path] = field(default_factory=list)  # versions an undone checkpoint kept
     failed: list[str] = field(default_factory=list)  # a repair or discard that did not work
+    leftovers: list[lane_leftovers.Leftover] = field(default_factory=list)
+    lanes_repaired: list[str] = field(default_factory=list)
 
     @property
     def healthy(self) -> bool:
@@ -46,6 +49,7 @@ class DoctorReport:
             and not self.open_resets
             and not self.damaged
             and not self.failed
+            and not any(left.kind != "branch" for left in self.leftovers)
         )
 
     def to_json(self) -> dict[str, object]:
@@ -76,6 +80,8 @@ class DoctorReport:
             "setAside": [str(p) for p in self.set_aside],
             "kept": [str(p) for p in self.kept],
             "failed": list(self.failed),
+            "laneLeftovers": [left.to_json() for left in self.leftovers],
+            "lanesRepaired": list(self.lanes_repaired),
         }
 
     def lines(self) -> list[str]:
@@ -115,6 +121,9 @@ class DoctorReport:
                 f"`loop reset confirm {record.item} --session <id>` or "
                 f"`loop reset abort {record.item}`"
             )
+        out += [f"parallel run: {note}" for note in self.lanes_repaired]
+        for left in self.leftovers:
+            out.append(f"left by a parallel run: {left.what} → `loop doctor --repair`")
         for path in self.stray:
             out.append(f"stray file from an old checkpoint: {path} (safe to delete)")
         for path in self.kept:
@@ -136,10 +145,23 @@ def diagnose(root: Path, *, repair: bool = False, discard: bool = False) -> Doct
             with project_lock(root):
                 report.recovered = checkpoint.recover(root)
                 report.closed_resets = _close_left_over(root, report.recovered)
+            report.lanes_repaired = _repair_lanes(root)  # leases take the lock themselves
     except LoopError as exc:
         report.failed.append(_text(exc))
     _inspect(root, report)
+    try:
+        report.leftovers = lane_leftovers.find(root)
+    except LoopError as exc:
+        report.failed.append(_text(exc))
     return report
+
+
+def _repair_lanes(root: Path) -> list[str]:
+    """Clear what parallel runs left (outside the project lock: leases take it themselves)."""
+    found = lane_leftovers.find(root)
+    if not found:
+        return []
+    return lane_leftovers.repair(root, found, lane_leftovers.landed(root, found))
 
 
 def _discard(root: Path, report: DoctorReport) -> None:

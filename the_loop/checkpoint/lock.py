@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from the_loop.checkpoint.state_dir import state_dir
+from the_loop.config.state_folder import state_dir
 from the_loop.errors import LockError, StateError, Where
 
 _POLL = 0.05

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from the_loop.checkpoint.lock import project_lock
-from the_loop.checkpoint.state_dir import RESETS, damaged_state, read_json, state_dir, write_json
+from the_loop.config.state_folder import RESETS, damaged_state, read_json, state_dir, write_json
 from the_loop.errors import LoopError, RefusedError, StateError
 from the_loop.io import clock
 from the_loop.io.textfile import read_limited

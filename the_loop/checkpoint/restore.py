@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from the_loop.checkpoint.journal import Journal, Plan, RestorePoint
-from the_loop.checkpoint.state_dir import state_dir
+from the_loop.config.state_folder import state_dir
 from the_loop.errors import LoopError, StateError, Where
 from the_loop.io import atomic
 from the_loop.log import execution_log as execlog

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from the_loop.checkpoint.state_dir import read_json, state_dir, write_json
+from the_loop.config.state_folder import read_json, state_dir, write_json
 from the_loop.errors import LoopError
 from the_loop.io import clock
 

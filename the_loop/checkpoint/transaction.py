@@ -30,7 +30,7 @@ from the_loop.checkpoint import restore as restore_points
 from the_loop.checkpoint.journal import STEPS, CommitSpec, Journal, Plan, journal_from_json
 from the_loop.checkpoint.lock import project_lock
 from the_loop.checkpoint.policy import Decision, Reset
-from the_loop.checkpoint.state_dir import read_json, set_aside, state_dir, write_json
+from the_loop.config.state_folder import read_json, set_aside, state_dir, write_json
 from the_loop.errors import DagError, GitError, LoopError, RefusedError, SpecError, StateError
 from the_loop.git import repo as gitrepo
 from the_loop.git.commit import commit_checkpoint

@@ -249,6 +249,15 @@ class _AgentChoice(click.Choice):
 )
 @click.option("--max-tasks", type=click.IntRange(min=1), help="With --agent: stop after N tasks.")
 @click.option("--until", "until", metavar="TASK", help="With --agent: stop once TASK is done.")
+@click.option(
+    "--parallel",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    metavar="N",
+    help="With --agent: run up to N ready tasks side by side, each in its own git worktree, "
+    "merged by a serial queue.",
+)
 @click.option("--dry-run", is_flag=True, help="Only say what would be done.")
 @SESSION
 @json_option
@@ -259,6 +268,7 @@ def execute_tasks(
     agent: str | None,
     max_tasks: int | None,
     until: str | None,
+    parallel: int,
     dry_run: bool,
     session: str | None,
     json_output: bool,
@@ -274,16 +284,22 @@ def execute_tasks(
     task: it verifies each task's test, checkpoints, and performs every reset
     (a fresh session after a clear, a compacted one after a compact) until the
     DAG is done, a task fails for good (exit 1) or Ctrl-C (exit 130; a rerun
-    resumes). See docs/agents.md.
+    resumes). With --parallel N, up to N tasks run at once, each in a git
+    worktree on branch loop/<item>/<task>; a serial queue rebases, tests and
+    lands them on the current branch, one checkpoint commit per task. See
+    docs/agents.md.
     """
     from the_loop.spec.project import open_item
     from the_loop.workflow.execute_tasks import execute_step
 
     if agent is None and (max_tasks is not None or until is not None):
         raise UsageError("--max-tasks and --until go with --agent")
+    if agent is None and parallel > 1:
+        raise UsageError("--parallel goes with --agent: loop runs the lanes' agents itself")
     ctx = open_item(env.root, item_ref, cwd=env.cwd)
     if agent is not None:
-        _drive(ctx, agent or None, max_tasks, until, dry_run, wants_json(env, json_output))
+        as_json = wants_json(env, json_output)
+        _drive(ctx, agent or None, max_tasks, until, dry_run, as_json, parallel=parallel)
         return
     step = execute_step(ctx, dry_run=dry_run, session=session)
     if wants_json(env, json_output):
@@ -315,6 +331,8 @@ def _drive(
     until: str | None,
     dry_run: bool,
     as_json: bool,
+    *,
+    parallel: int = 1,
 ) -> None:
     """``execute-tasks --agent``: the headless driver, its events and summary."""
     import os
@@ -333,7 +351,14 @@ def _drive(
         else:
             echo_plan(plan)
         return
-    summary = drive(ctx, options, EventPrinter(as_json=as_json, live=sys.stderr))
+    if parallel > 1:
+        from the_loop.cli.progress import LaneView
+        from the_loop.driver.lanes.coordinator import drive_parallel
+
+        view = LaneView(as_json=as_json, live=sys.stderr, lanes=parallel)
+        summary = drive_parallel(ctx, options, view, parallel=parallel)
+    else:
+        summary = drive(ctx, options, EventPrinter(as_json=as_json, live=sys.stderr))
     if summary.exit_code:
         raise click.exceptions.Exit(summary.exit_code)
 

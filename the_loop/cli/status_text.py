@@ -105,6 +105,11 @@ def _tasks_text(v: ItemStatus) -> str:
     text = f"{v.done}/{v.total} done"
     if v.in_progress:
         text += f" · in progress: {', '.join(v.in_progress)}"
+    if v.running:
+        lanes = ", ".join(f"{task} (lane {lane})" for task, lane in v.running.items())
+        text += f" · running: {lanes}"
+    if v.queued:
+        text += f" · queued to merge: {', '.join(v.queued)}"
     if v.ready:
         ready = list(v.ready[:8]) + (["…"] if len(v.ready) > 8 else [])
         text += f" · ready: {', '.join(ready)}"

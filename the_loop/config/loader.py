@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from the_loop.config import schema
-from the_loop.config.root_search import CONFIG_DIR
+from the_loop.config.project_root import CONFIG_DIR
+from the_loop.config.validation import validate
 from the_loop.errors import ConfigError, UnusableInputError, Where
 from the_loop.findings import Finding, Level, failing, sorted_findings
 from the_loop.io import yamlio
-from the_loop.io.content_cache import ContentCache
+from the_loop.io.content_cache import findings_from_plain, findings_to_plain, user_cache
 from the_loop.io.textfile import CONFIG_LIMIT, decode_utf8, read_limited
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
@@ -214,18 +215,21 @@ def load_config(repo: Path, *, overrides: Sequence[OverrideSource] = ()) -> Conf
 
     A missing config file means schema defaults; an invalid one raises
     ``ConfigError`` listing every finding. A valid file's effective config is
-    kept in loop's user cache, keyed by the file's bytes and the schema, so an
-    unchanged config is neither parsed (ruamel) nor validated (jsonschema) again.
+    kept in loop's user cache, keyed by the file's content (and loop's code and
+    schema), so an unchanged config is neither parsed (ruamel) nor validated
+    (jsonschema) again.
     """
     file = config_path(repo)
     if file.is_file():
         text = _read_text(file)
-        cache = _config_cache()
-        purpose = f"config-{schema.schema_digest()}"
-        base = cache.load(purpose, file, text)
-        if not isinstance(base, Config):
-            base = _load_file(file, text)
-            cache.store(purpose, file, text, base)
+        base = user_cache().cached(
+            "config",
+            file,
+            text,
+            lambda: _load_file(file, text),
+            encode=_plain_config,
+            decode=lambda plain: _config_from_plain(file, plain),
+        )
     else:
         defaults = schema.defaults()
         origins = {p: Origin("default") for p, _ in _leaves(defaults)}
@@ -271,9 +275,26 @@ def _load_file(file: Path, text: str) -> Config:
     return _build(merged, origins, file, findings)
 
 
-def _config_cache() -> ContentCache:
-    """Effective configs already built, in loop's user cache (beside the validation cache)."""
-    return ContentCache(schema.cache_home() / "configs", switchable=False)
+def _plain_config(config: Config) -> list[Any]:
+    """What the cache keeps of a file's effective config: the data, origins and warnings.
+
+    Only a valid config is kept (an invalid one raises before), and the settings
+    objects are built again from the data, which costs nothing beside a parse.
+    """
+    origins = [
+        [list(path), o.kind, None if o.where is None else [o.where.line, o.where.col]]
+        for path, o in config.origins.items()
+    ]
+    return [config.data, origins, findings_to_plain(config.warnings)]
+
+
+def _config_from_plain(file: Path, plain: list[Any]) -> Config:
+    """The effective config :func:`_plain_config` kept for ``file``."""
+    data, rows, warnings = plain
+    origins: dict[Path_, Origin] = {}
+    for path, kind, where in rows:
+        origins[tuple(path)] = Origin(kind, None if where is None else Where(file, *where))
+    return _build(data, origins, file, findings_from_plain(warnings))
 
 
 def with_overrides(base: Config, overrides: Sequence[OverrideSource]) -> Config:
@@ -413,7 +434,7 @@ def _schema_findings(path: Path, node: Any, data: Any, *, first_line: int = 1) -
             yamlio.where_of(path, node, issue.path, first_line=first_line),
             issue.hint,
         )
-        for issue in schema.validate(data)
+        for issue in validate(data)
     ]
 
 
@@ -610,7 +631,7 @@ def _recheck(merged: dict[str, Any], origins: Mapping[Path_, Origin]) -> list[Fi
             where(i.path),
             i.hint,
         )
-        for i in schema.validate(instance)
+        for i in validate(instance)
     ]
     if not findings:
         findings = _cross_checks(merged, where)

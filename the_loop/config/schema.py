@@ -1,23 +1,17 @@
-"""The config JSON Schema: loading it, reading defaults and marks, validating.
+"""The config JSON Schema: loading it, reading its defaults and marks.
 
 The schema file is the single source of truth for keys, types and defaults.
-``jsonschema`` costs about 100 ms to import, so it is imported only when an
-instance actually needs validating: a content-addressed cache (schema bytes +
-instance) remembers instances already found valid, and read-only commands on
-an unchanged config never pay for the import.
+Validating an instance is ``the_loop.config.validation``'s (jsonschema is
+imported there, through ``schema_errors``, only for an instance not seen yet).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
-from the_loop.errors import LoopError
 from the_loop.io.resources import resource_path
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
@@ -27,7 +21,6 @@ if TYPE_CHECKING:
 SCHEMA_FILE = "config.schema.json"
 OVERRIDABLE = "x-overridable"
 HINT = "x-hint"
-_CACHE_LIMIT = 512
 
 
 @cache
@@ -127,68 +120,3 @@ class SchemaIssue:
     path: tuple[str | int, ...]
     message: str
     hint: str | None = None
-
-
-def validate(instance: Any) -> list[SchemaIssue]:
-    """Every schema violation in ``instance`` (an empty list means valid)."""
-    digest = _digest(instance)
-    if _cache_has(digest):
-        return []
-    from the_loop.config.schema_errors import explain_errors  # imports jsonschema
-
-    issues = explain_errors(config_schema(), instance)
-    if not issues:
-        _cache_add(digest)
-    return issues
-
-
-def _digest(instance: Any) -> str:
-    # Non-JSON values (a YAML date) keep their type in the digest: a date must never
-    # share a cache entry with the same text as a string.
-    canon = json.dumps(
-        instance,
-        sort_keys=True,
-        separators=(",", ":"),
-        default=lambda o: f"<{type(o).__name__}:{o!r}>",
-    )
-    return hashlib.sha256(schema_bytes() + b"\0" + canon.encode()).hexdigest()
-
-
-def cache_home() -> Path:
-    """loop's folder in the user's cache: ``$XDG_CACHE_HOME/loop`` (``~/.cache/loop``)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "loop"
-
-
-@cache
-def schema_digest() -> str:
-    """A short hash of the shipped schema: what was valid under one is not under another."""
-    return hashlib.sha256(schema_bytes()).hexdigest()[:16]
-
-
-def _cache_file() -> Path:
-    return cache_home() / "valid-configs"
-
-
-def _cache_has(digest: str) -> bool:
-    try:
-        return digest in _cache_file().read_text().split()
-    except (OSError, ValueError):  # unreadable or not text: treat as a miss
-        return False
-
-
-def _cache_add(digest: str) -> None:
-    # Best effort: a read-only home only costs the next run the validation.
-    path = _cache_file()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            known = path.read_text().split() if path.exists() else []
-        except ValueError:
-            known = []
-        known = [*known[-(_CACHE_LIMIT - 1) :], digest]
-        from the_loop.io.atomic import write_text  # tempfile: only when there is news
-
-        write_text(path, "\n".join(known) + "\n", anywhere=True)  # loop's cache, not the project
-    except (OSError, LoopError):
-        pass

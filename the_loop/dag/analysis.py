@@ -67,7 +67,6 @@ from the_loop.dag.cycles import cycle_through, cyclic_groups, group_starts
 from the_loop.errors import DagError, Where
 from the_loop.findings import Finding, Level, sorted_findings
 from the_loop.io import collector
-from the_loop.io.content_cache import pickle_as_read_only_mapping
 from the_loop.tasks import Task, TaskList, TaskState
 
 IdKey = tuple[int, tuple[int, ...], str]
@@ -578,8 +577,7 @@ class BlockedBy(Mapping[str, tuple[str, ...]]):
     in id order; tasks iterate in id order.
 
     An entry is worked out when it is first read: on a large plan most tasks
-    are blocked and a report reads a few of them. The parse cache stores the
-    whole table (``the_loop.io.content_cache`` pickles it as a read-only mapping).
+    are blocked and a report reads a few of them.
     """
 
     def __init__(self, graph: _Graph, group: list[int], ready: set[int]) -> None:
@@ -622,6 +620,3 @@ class BlockedBy(Mapping[str, tuple[str, ...]]):
         if unread is not None:
             holders.append(f"what line {unread} says (not understood)")
         return tuple(holders)
-
-
-pickle_as_read_only_mapping(BlockedBy)

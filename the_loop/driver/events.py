@@ -4,6 +4,9 @@ The driver never prints: it hands each event to a callback, and the CLI shows a
 live progress line on a terminal or, with ``--json``, one JSON object per event
 (``task-started``, ``agent-finished``, ``retry``, ``checkpoint``, ``reset``,
 ``task-failed``, ``done``). ``Progress`` ticks are for the live line only.
+
+A parallel run (``--parallel N``) sets ``lane`` on the events of a task's
+agent (1..N; None in a serial run) and adds ``merge`` events from its queue.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ class TaskStarted(Event):
     max_runs: int
     start: str
     session: str | None
+    lane: int | None = None
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,7 @@ class Progress(Event):
     tokens: int | None
     seconds: float
     doing: str  # running | compacting
+    lane: int | None = None
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,7 @@ class AgentFinished(Event):
     window: int | None
     outcome: str
     detail: str
+    lane: int | None = None
 
 
 @dataclass(frozen=True)
@@ -89,6 +95,7 @@ class CheckpointTaken(Event):
     commit: str | None
     reset: str
     reason: str
+    lane: int | None = None
 
 
 @dataclass(frozen=True)
@@ -112,6 +119,21 @@ class TaskFailed(Event):
     task: str
     runs: int
     reason: str
+    lane: int | None = None
+
+
+@dataclass(frozen=True)
+class Merged(Event):
+    """The merge queue's verdict on a task's branch: landed, evicted, or given up."""
+
+    name: ClassVar[str] = "merge"
+    task: str
+    lane: int
+    attempt: int
+    result: str  # landed | evicted | failed
+    detail: str
+    commit: str | None = None
+    queued: tuple[str, ...] = ()  # tasks still waiting in the queue after this one
 
 
 @dataclass(frozen=True)
@@ -131,6 +153,10 @@ class RunSummary(Event):
     tokens_peak: int | None
     seconds: float
     open_reset: str | None  # a reset left for the next session, described
+    lanes: int = 1
+    # A parallel run's table, one row per task it touched: task, lane, attempts,
+    # seconds, tokens, merge (landed | evicted | failed | interrupted).
+    table: tuple[dict[str, object], ...] = ()
     cost: dict[str, object] | None = None  # the item's ledger, as `loop cost --json` shows it
 
     @property

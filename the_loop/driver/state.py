@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from the_loop.checkpoint.state_dir import read_json, state_dir, write_json
+from the_loop.config.state_folder import read_json, state_dir, write_json
 from the_loop.errors import StateError, Where
 from the_loop.io import clock
 

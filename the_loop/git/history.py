@@ -236,15 +236,18 @@ def task_files(root: Path, item: str) -> dict[str, tuple[str, ...]] | None:
 
 
 def tracked_at_head(root: Path, path: Path) -> bool:
-    """Whether HEAD's tree holds ``path`` (False without a repository or a commit)."""
+    """Whether HEAD's tree holds ``path`` (False without a repository or a commit).
+
+    One ``git cat-file -e`` rather than GitPython: ``status`` asks this of an item whose
+    log is missing, and a report on an item without checkpoints loads no GitPython.
+    """
+    from the_loop.git.commands import run_git
+
     top = find_repo_root(root)
     if top is None:
         return False
-    dirs = git_dirs(top)
-    head = read_head(dirs).sha
-    if head is None:
-        return False
-    return _blob(dirs.repo.commit(head), repo_relative(top, root, path)) is not None
+    spec = repo_relative(top, root, path)
+    return run_git(top, ["cat-file", "-e", f"HEAD:{spec}"], ok=(0, 128)).status == 0
 
 
 def _blob(commit: git.Commit, spec: str) -> git.Blob | None:
@@ -261,12 +264,29 @@ def _blob(commit: git.Commit, spec: str) -> git.Blob | None:
 def _changed(commit: git.Commit) -> list[str]:
     """Paths whose blob differs between ``commit`` and its first parent (all, for a root)."""
     parent = commit.parents[0] if commit.parents else None
-    mine = _blobs(commit.tree)
-    theirs = _blobs(parent.tree) if parent is not None else {}
-    return sorted(p for p in set(mine) | set(theirs) if mine.get(p) != theirs.get(p))
+    return sorted(_tree_diff(commit.tree, parent.tree if parent is not None else None))
 
 
-def _blobs(tree: git.Tree) -> dict[str, str]:
-    from git import Blob  # GitPython's blob class: only the history queries use it
+def _tree_diff(mine: git.Tree | None, theirs: git.Tree | None) -> Iterator[str]:
+    """Changed file paths under two trees, descending only where a subtree's id differs."""
+    from git import Blob, Tree  # GitPython's object classes: only the history queries use them
 
-    return {str(b.path): b.hexsha for b in tree.traverse() if isinstance(b, Blob)}
+    def entries(tree: git.Tree | None) -> dict[str, Blob | Tree]:
+        if tree is None:
+            return {}
+        return {o.name: o for o in (*tree.trees, *tree.blobs)}
+
+    a, b = entries(mine), entries(theirs)
+    for name in sorted(set(a) | set(b)):
+        one, other = a.get(name), b.get(name)
+        if one is not None and other is not None and one.hexsha == other.hexsha:
+            continue
+        if isinstance(one, Tree) or isinstance(other, Tree):
+            yield from _tree_diff(
+                one if isinstance(one, Tree) else None, other if isinstance(other, Tree) else None
+            )
+            for side in (one, other):
+                if isinstance(side, Blob):
+                    yield str(side.path)
+        else:
+            yield str((one or other).path)  # type: ignore[union-attr]

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from the_loop.checkpoint import seen_sessions as sessions
 from the_loop.checkpoint.seen_sessions import SessionRecord
-from the_loop.checkpoint.state_dir import RESETS, state_dir
+from the_loop.config.state_folder import RESETS, state_dir
 from the_loop.errors import LoopError
 from the_loop.hooks.answer import NOTHING, HookAnswer
 from the_loop.hooks.call import HookCall

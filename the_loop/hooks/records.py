@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from the_loop.checkpoint.state_dir import read_json, state_dir, write_json
+from the_loop.config.state_folder import read_json, state_dir, write_json
 from the_loop.errors import LoopError
 from the_loop.io import clock
 

@@ -1,47 +1,50 @@
-"""A cache of values computed from a file's content: parse once, reuse until it changes.
+"""loop's one cache: values computed from content, kept as plain data until the content changes.
 
-Reading a large ``tasks.md`` and analysing its graph costs far more than
-loading the result, so read-only commands keep what they computed from a file
-in the project's state folder (``.the-loop/state/cache/``, one file per source
-file and purpose) and reuse it while the file is unchanged.
+Every cache in loop is this one: the parse results of a project's spec files
+(in ``.the-loop/state/cache/``), and, in the user's cache folder
+(``$XDG_CACHE_HOME/loop``), the effective config built from a ``config.yaml``,
+front matter read by ruamel and Jinja's compiled templates. One entry format,
+one key rule, one racy rule and one switch.
 
 **Keyed by content.** An entry records the SHA-256 of the text it was computed
-from; that hash is the truth. As a fast path, an entry also records the file's
-size, ``mtime_ns``, ``ctime_ns`` and inode: when all four still match and the
-entry was written well after the file last changed (so that no later edit can
-share its timestamps, as git's "racy" rule reasons), the hash is not computed.
-Any edit changes the ctime, even one whose mtime is set back with ``os.utime``.
+from, and a stamp of loop's own code, templates and schema (:func:`code_stamp`),
+so another loop, or a changed template, never reuses it. An entry that belongs
+to a file (``purpose`` and path) may skip the hash: it also records the file's
+size, ``mtime_ns``, ``ctime_ns`` and inode, and when all four still match and the
+entry was written :data:`RACY_NS` after the file last changed (so that no later
+edit can share its timestamps, git's "racy" rule), the file is taken as
+unchanged. That is the one racy rule; an entry keyed by content alone
+(:meth:`ContentCache.by_content`) needs none.
 
-**Safe.** An entry is written to a temporary file and renamed into place, so a
-reader sees a whole entry or none, whatever other processes do. A damaged,
-truncated or foreign entry, or one written by another loop version or another
-build of loop's code, is ignored and replaced. Only loop's own value classes
-(dataclasses and enums), paths and read-only mappings are ever unpickled, so a
-file placed in the cache cannot make loop run code. The folder is bounded: past
+**Plain data.** A value is stored as JSON (or, for Jinja's bytecode, the bytes
+Jinja gives), so a file planted in the cache can make loop compute something
+afresh and nothing else. Entries are opened without following links, must be
+regular files under :data:`MAX_ENTRY_BYTES`, and anything damaged, truncated or
+foreign is a miss. A write goes to a temporary file renamed into place, so a
+reader sees a whole entry or none. The folder is bounded: past
 :data:`MAX_ENTRIES` entries or :data:`MAX_BYTES` bytes, the oldest go.
 
-**Never for writes.** Commands that change a file read it themselves; the cache
-only serves the values reports are made of. ``LOOP_NO_CACHE=1`` (or
-``loop --no-cache``) turns it off; a folder without ``.the-loop/`` gets none.
+**One switch.** ``LOOP_NO_CACHE=1`` (or ``loop --no-cache``) turns every cache
+off: nothing is read from or written to any cache folder. A project without
+``.the-loop/`` gets no project cache, and a cache never writes outside the
+folder it was given.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
-import pickle
-import struct
+import stat
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from types import MappingProxyType
 
+from the_loop.errors import Where
+from the_loop.findings import Finding, Level
 from the_loop.io import collector
-from the_loop.io.cache_switch import caches_allowed
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
 if TYPE_CHECKING:
@@ -49,49 +52,89 @@ if TYPE_CHECKING:
 
     T = TypeVar("T")
 
-FORMAT = 1  # bump when the entry layout changes
-MAX_ENTRIES = 1024
+FORMAT = 3  # bump when the entry layout changes
+MAX_ENTRIES = 4096
 MAX_BYTES = 256 * 1024 * 1024
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
 # An entry written this long after its file last changed may trust the file's stat.
 RACY_NS = 2_000_000_000
 SUFFIX = ".entry"
-_MAGIC = b"LOOPCCH2"
-_HEAD = struct.Struct("<8sI")  # magic, header length
+_MAGIC = b"LOOPCACHE3\n"
 _PACKAGE = Path(__file__).resolve().parent.parent  # the_loop/
+
+
+class _Missing:
+    """The answer of :meth:`ContentCache.load` when nothing usable is stored."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
 
 _switched_off = False
 
 
 def switch_off(off: bool = True) -> None:
-    """Stop (or, with ``off=False``, resume) using the cache in this process (``--no-cache``)."""
+    """Stop (or, with ``off=False``, resume) using every cache in this process (``--no-cache``)."""
     global _switched_off
     _switched_off = off
 
 
+def caches_allowed() -> bool:
+    """``LOOP_NO_CACHE`` is unset, empty or ``0``."""
+    return os.environ.get("LOOP_NO_CACHE", "") in ("", "0")
+
+
 def active() -> bool:
-    """Whether the cache may be used: not switched off, no ``LOOP_NO_CACHE`` set."""
+    """Whether caches may be used: not switched off, no ``LOOP_NO_CACHE`` set."""
     return not _switched_off and caches_allowed()
 
 
+def user_cache_dir() -> Path:
+    """loop's folder in the user's cache: ``$XDG_CACHE_HOME/loop`` (``~/.cache/loop``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "loop"
+
+
+def user_cache() -> ContentCache:
+    """The cache for values made of content alone (config, front matter, templates)."""
+    return ContentCache(user_cache_dir(), private=True)
+
+
+def private_folder(folder: Path) -> bool:
+    """Whether ``folder`` is a real folder of this user that no one else may write."""
+    try:
+        found = os.lstat(folder)
+    except OSError:
+        return False
+    own = not hasattr(os, "getuid") or found.st_uid == os.getuid()
+    return stat.S_ISDIR(found.st_mode) and own and not found.st_mode & 0o022
+
+
 class ContentCache:
-    """Values computed from files, kept in ``folder`` (None: a cache that keeps nothing)."""
+    """Values computed from content, kept in ``folder`` (None: a cache that keeps nothing)."""
 
     def __init__(
         self,
         folder: Path | None,
         prepare: Callable[[], object] | None = None,
         *,
-        switchable: bool = True,
+        private: bool = False,
     ) -> None:
         """``prepare`` makes ``folder``'s parents as they should be, before the first store.
 
-        A cache that is not ``switchable`` ignores ``LOOP_NO_CACHE`` and ``--no-cache``
-        (the config's, which the benchmark keeps warm in both modes).
+        ``private``: the folder is the user's own (created ``0700``).
         """
         self.folder = folder
         self._prepare = prepare
-        self._switchable = switchable
+        self._private = private
         self._digests: dict[Path, tuple[str, str]] = {}  # path -> (text, digest) memo
+
+    @property
+    def enabled(self) -> bool:
+        """Whether this cache keeps anything (a folder, and caches not switched off)."""
+        return self.folder is not None and active()
 
     def cached(
         self,
@@ -101,64 +144,118 @@ class ContentCache:
         compute: Callable[[], T],
         *,
         trust_stat: bool = True,
+        encode: Callable[[T], Any] | None = None,
+        decode: Callable[[Any], T] | None = None,
     ) -> T:
         """``compute()``, or the value it gave for this very ``text`` of ``path`` before.
 
-        ``trust_stat=False`` when ``text`` is not ``path``'s content but a key made
-        from several files (``path`` a folder): only the hash of ``text`` decides.
+        ``encode`` turns the value into plain data (JSON types) and ``decode`` back;
+        without them the value must be plain data itself. ``trust_stat=False`` when
+        ``text`` is not ``path``'s content but a key made from several files (``path``
+        a folder): only the hash of ``text`` decides.
         """
         found = self.load(purpose, path, text, trust_stat=trust_stat)
-        if found is not None:
-            return found
+        if found is not MISSING:
+            try:
+                return decode(found) if decode is not None else found
+            except Exception:  # a stored value of another shape: compute it afresh
+                pass
         value = compute()
-        self.store(purpose, path, text, value)
+        self.store(purpose, path, text, encode(value) if encode is not None else value)
         return value
 
+    def by_content(
+        self,
+        purpose: str,
+        text: str,
+        compute: Callable[[], T],
+        *,
+        encode: Callable[[T], Any] | None = None,
+        decode: Callable[[Any], T] | None = None,
+    ) -> T:
+        """``compute()`` for a value made of ``text`` alone, kept under its hash."""
+        if not self.enabled:
+            return compute()
+        digest = _sha256(text)
+        return self.cached(
+            purpose, Path(digest), text, compute, trust_stat=False, encode=encode, decode=decode
+        )
+
     def load(self, purpose: str, path: Path, text: str, *, trust_stat: bool = True) -> Any:
-        """The value stored for ``text`` of ``path``, or None."""
-        entry = self._entry(purpose, path)
-        if entry is None:
-            return None
+        """The plain value stored for ``text`` of ``path``, or :data:`MISSING`."""
+        data = self.load_bytes(purpose, path, text, trust_stat=trust_stat)
+        if data is None:
+            return MISSING
         try:
-            with open(entry, "rb") as handle:
-                header = _read_header(handle)
-                if header is None or header[:4] != (FORMAT, _code_stamp(), purpose, str(path)):
-                    return None
-                fast = trust_stat and self._stat_holds(path, header)
-                if not (fast or self.digest(path, text) == header[4]):
-                    return None
-                return _loads(handle.read())
-        except Exception:  # missing, damaged, truncated, foreign: a miss, never an error
-            return None
+            # About one object per 12 bytes of JSON, for the collector's sake.
+            with collector.paused(expected_objects=len(data) // 12):
+                return json.loads(data)
+        except (ValueError, RecursionError):
+            return MISSING
 
     def store(self, purpose: str, path: Path, text: str, value: Any) -> None:
-        """Keep ``value`` as computed from ``text`` of ``path`` (best effort)."""
-        entry = self._entry(purpose, path)
-        if entry is None:
+        """Keep the plain ``value`` as computed from ``text`` of ``path`` (best effort)."""
+        if not self.enabled:
             return
         try:
-            stat = os.stat(path)
-            key = (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
-            header = (FORMAT, _code_stamp(), purpose, str(path), self.digest(path, text), key)
-            data = _dumps(header, value)
+            data = json.dumps(value, separators=(",", ":"), allow_nan=False).encode()
+        except (TypeError, ValueError, RecursionError):
+            return  # not plain data: it is computed again next time
+        self.store_bytes(purpose, path, text, data)
+
+    def load_bytes(
+        self, purpose: str, path: Path, text: str, *, trust_stat: bool = True
+    ) -> bytes | None:
+        """The bytes stored for ``text`` of ``path``, or None."""
+        entry = self._entry(purpose, path)
+        if entry is None:
+            return None
+        raw = read_regular_file(entry, MAX_ENTRY_BYTES)
+        if raw is None or not raw.startswith(_MAGIC):
+            return None
+        head_end = raw.find(b"\n", len(_MAGIC))
+        try:
+            header = json.loads(raw[len(_MAGIC) : head_end])
+            stamp, kept_purpose, kept_path, digest, key = header
+            if (stamp, kept_purpose, kept_path) != (code_stamp(), purpose, str(path)):
+                return None
+            fast = trust_stat and _stat_holds(path, key)
+            if not (fast or self.digest(path, text) == digest):
+                return None
+        except (ValueError, TypeError, OSError):  # damaged or foreign: a miss
+            return None
+        return raw[head_end + 1 :] if head_end > 0 else None
+
+    def store_bytes(self, purpose: str, path: Path, text: str, data: bytes) -> None:
+        """Keep ``data`` as computed from ``text`` of ``path`` (best effort)."""
+        entry = self._entry(purpose, path)
+        if entry is None or len(data) > MAX_ENTRY_BYTES:
+            return
+        try:
+            key: list[int] = []
+            if path.is_absolute() and path.exists():
+                found = os.stat(path)
+                key = [found.st_size, found.st_mtime_ns, found.st_ctime_ns, found.st_ino]
+            header = [code_stamp(), purpose, str(path), self.digest(path, text), key]
+            key.append(time.time_ns())
+            head = json.dumps(header, separators=(",", ":")).encode()
             if self._prepare is not None:
                 self._prepare()
                 self._prepare = None
-            entry.parent.mkdir(parents=True, exist_ok=True)
-            _replace(entry, data)
-            _prune(entry.parent, keep=entry)
+            if self._private:
+                os.makedirs(entry.parent, mode=0o700, exist_ok=True)
+            else:
+                entry.parent.mkdir(parents=True, exist_ok=True)
+            blob = _MAGIC + head + b"\n" + data
+            _replace(entry, blob)
+            _prune(entry.parent, keep=entry, added=len(blob))
         except Exception:  # a cache never fails a command
-            # A read-only or full disk, or a value that cannot be stored, only
+            # A read-only or full disk, or a folder loop may not write, only
             # costs the next run the parse.
             pass
 
-    @property
-    def enabled(self) -> bool:
-        """Whether this cache keeps anything (a folder, and not switched off)."""
-        return self.folder is not None and (not self._switchable or active())
-
     def _entry(self, purpose: str, path: Path) -> Path | None:
-        if self.folder is None or (self._switchable and not active()):
+        if self.folder is None or not active():
             return None
         return self.folder / _entry_name(purpose, str(path))
 
@@ -167,130 +264,121 @@ class ContentCache:
         memo = self._digests.get(path)
         if memo is not None and memo[0] is text:
             return memo[1]
-        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        digest = _sha256(text)
         self._digests[path] = (text, digest)
         return digest
 
-    @staticmethod
-    def _stat_holds(path: Path, header: tuple[Any, ...]) -> bool:
-        """The fast path: the file's stat is the one recorded, and not racy."""
-        size, mtime, ctime, inode, written = header[5]
-        stat = os.stat(path)
-        same = (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino) == (
-            size,
-            mtime,
-            ctime,
-            inode,
-        )
-        return same and written - max(mtime, ctime) > RACY_NS
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _stat_holds(path: Path, key: list[int]) -> bool:
+    """The racy rule: the file's stat is the one recorded, and was old when it was recorded."""
+    if len(key) != 5:
+        return False
+    size, mtime, ctime, inode, written = key
+    found = os.stat(path)
+    same = (found.st_size, found.st_mtime_ns, found.st_ctime_ns, found.st_ino) == (
+        size,
+        mtime,
+        ctime,
+        inode,
+    )
+    return same and written - max(mtime, ctime) > RACY_NS
 
 
 @lru_cache(maxsize=4096)
 def _entry_name(purpose: str, path: str) -> str:
-    """One entry per source file and purpose: a newer content replaces the older."""
+    """One entry per source and purpose: a newer content replaces the older."""
     digest = hashlib.sha256(f"{purpose}\0{path}".encode()).hexdigest()[:32]
     return f"{purpose}-{digest}{SUFFIX}"
 
 
-def _read_header(handle: io.BufferedReader) -> tuple[Any, ...] | None:
-    head = handle.read(_HEAD.size)
-    if len(head) != _HEAD.size:
-        return None
-    magic, length = _HEAD.unpack(head)
-    if magic != _MAGIC or length > 64 * 1024:
-        return None
-    header = json.loads(handle.read(length))  # JSON: a header can hold nothing but data
-    if not isinstance(header, list) or len(header) != 6 or not isinstance(header[5], list):
-        return None
-    return (*header[:5], tuple(header[5]))
+def read_regular_file(path: Path, limit: int) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes, else None.
 
-
-def _dumps(header: tuple[Any, ...], value: Any) -> bytes:
-    fmt, stamp, purpose, path, digest, key = header
-    recorded = [fmt, stamp, purpose, path, digest, [*key, time.time_ns()]]
-    head = json.dumps(recorded).encode()
-    buffer = io.BytesIO()
-    buffer.write(_HEAD.pack(_MAGIC, len(head)))
-    buffer.write(head)
-    pickler = pickle.Pickler(buffer, protocol=5)
-    pickler.dispatch_table = dict.fromkeys(_READ_ONLY_MAPPINGS, _reduce_proxy)
-    with collector.paused():
-        pickler.dump(value)
-    return buffer.getvalue()
-
-
-def _loads(data: bytes) -> Any:
-    # About one object per 12 bytes of pickle, for the collector's sake.
-    with collector.paused(expected_objects=len(data) // 12):
-        return _Unpickler(io.BytesIO(data)).load()
-
-
-# Mapping types stored as the read-only mapping they stand for (register with the function below).
-_READ_ONLY_MAPPINGS: set[type] = {MappingProxyType}
-
-
-def pickle_as_read_only_mapping(cls: type) -> None:
-    """Store instances of ``cls`` (a lazily computed ``Mapping``) as a read-only dict.
-
-    The value read back is a ``MappingProxyType`` with the same items.
+    Opened without following a link and without blocking, so a symlink to
+    ``/dev/zero``, a FIFO or a huge file planted in a cache folder is a miss.
     """
-    _READ_ONLY_MAPPINGS.add(cls)
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode) or found.st_size > limit:
+            return None
+        chunks = []
+        left = found.st_size + 1  # one byte more: a file that grew is still read whole
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 24))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        return data if len(data) <= limit else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
-def _reduce_proxy(proxy: Mapping[Any, Any]) -> tuple[Any, ...]:
-    return (_proxy, (dict(proxy),))
+def findings_to_plain(findings: tuple[Finding, ...] | list[Finding]) -> list[list[Any]]:
+    """Findings as plain data (see :func:`findings_from_plain`)."""
+    rows = []
+    for f in findings:
+        where = f.where
+        place: list[Any] | None = None
+        if where is not None:
+            place = [str(where.path), isinstance(where.path, Path), where.line, where.col]
+        rows.append([f.level.value, f.code, f.message, place, f.hint])
+    return rows
 
 
-def _proxy(data: dict[Any, Any]) -> MappingProxyType[Any, Any]:
-    """Rebuild a read-only mapping (pickle cannot store one directly)."""
-    return MappingProxyType(data)
-
-
-class _Unpickler(pickle.Unpickler):
-    """Builds loop's value classes, paths and read-only mappings, and nothing else."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        if module == __name__ and name == "_proxy":
-            return _proxy
-        if module == "pathlib" and name in ("Path", "PosixPath", "WindowsPath"):
-            return super().find_class(module, name)
-        if module.startswith("the_loop.") and "." not in name:
-            found = super().find_class(module, name)
-            if isinstance(found, type) and _is_value_class(found):
-                return found
-        raise pickle.UnpicklingError(f"not a loop value: {module}.{name}")
-
-
-def _is_value_class(cls: type) -> bool:
-    """A frozen dataclass or an enum: building one runs none of loop's logic."""
-    import dataclasses
-    from enum import Enum
-
-    if issubclass(cls, Enum):
-        return True
-    params = getattr(cls, "__dataclass_params__", None)
-    return dataclasses.is_dataclass(cls) and bool(params and params.frozen)
+def findings_from_plain(rows: list[list[Any]]) -> list[Finding]:
+    """The findings :func:`findings_to_plain` stored."""
+    found = []
+    for level, code, message, place, hint in rows:
+        where = None
+        if place is not None:
+            path, is_path, line, col = place
+            where = Where(Path(path) if is_path else path, line, col)
+        found.append(Finding(Level(level), code, message, where, hint))
+    return found
 
 
 _stamp: str | None = None
 
 
-def _code_stamp() -> str:
-    """loop's version and the state of its source: entries from other code are not reused.
+def code_stamp() -> str:
+    """loop's version and the state of its code, templates and schema.
 
-    An editable install keeps its version while its parser changes; the size and
-    mtime of every module catch that for the price of a folder walk.
+    Entries from another loop are not reused, and an editable install keeps its
+    version while its parser or a template changes: the size and mtime of every
+    module and shipped data file catch that for the price of a folder walk.
     """
     global _stamp
     if _stamp is None:
         from the_loop import __version__
+        from the_loop.io.resources import resource_dir
 
         parts = [f"{FORMAT}:{__version__}:{sys.version_info[:2]}"]
-        for folder, _dirs, files in sorted(os.walk(_PACKAGE)):
-            for name in sorted(files):
-                if name.endswith(".py"):
-                    stat = os.stat(os.path.join(folder, name))
-                    parts.append(f"{folder}/{name}:{stat.st_size}:{stat.st_mtime_ns}")
+        folders = [_PACKAGE]
+        for kind in ("templates", "schema"):
+            try:
+                folders.append(resource_dir(kind))
+            except Exception:  # a broken install: its error comes from the reader
+                pass
+        for top in folders:
+            for folder, dirs, files in sorted(os.walk(top)):
+                dirs[:] = [d for d in dirs if d != "__pycache__"]
+                for name in sorted(files):
+                    if name.endswith((".py", ".j2", ".json", ".md", ".yaml")):
+                        found = os.stat(os.path.join(folder, name))
+                        parts.append(f"{folder}/{name}:{found.st_size}:{found.st_mtime_ns}")
         _stamp = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
     return _stamp
 
@@ -302,7 +390,8 @@ def _replace(target: Path, data: bytes) -> None:
     fails to load, which is a miss.
     """
     tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(tmp, flags, 0o644)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -312,23 +401,33 @@ def _replace(target: Path, data: bytes) -> None:
         raise
 
 
-def _prune(folder: Path, *, keep: Path) -> None:
+# What this process knows of each folder it stored into: [entries, bytes], an upper bound.
+_totals: dict[Path, list[int]] = {}
+
+
+def _prune(folder: Path, *, keep: Path, added: int) -> None:
     """Drop the oldest entries while the folder holds too many or too much.
 
-    It runs after a store, that is after a parse, which costs more than this walk.
+    The folder is listed on the first store of a process and again only when the
+    running totals (which count a replaced entry twice) pass a bound, so a
+    command that stores many small entries does not list the folder each time.
     """
+    totals = _totals.get(folder)
+    if totals is not None:
+        totals[0] += 1
+        totals[1] += added
+        if totals[0] <= MAX_ENTRIES and totals[1] <= MAX_BYTES:
+            return
     entries = []
     with os.scandir(folder) as found:
         for item in found:
             if item.name.endswith(SUFFIX):
                 try:
-                    stat = item.stat()
+                    info = item.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                entries.append((stat.st_mtime_ns, stat.st_size, Path(item.path)))
+                entries.append((info.st_mtime_ns, info.st_size, Path(item.path)))
     count, size = len(entries), sum(e[1] for e in entries)
-    if count <= MAX_ENTRIES and size <= MAX_BYTES:
-        return
     for _mtime, bytes_, path in sorted(entries):
         if count <= MAX_ENTRIES and size <= MAX_BYTES:
             break
@@ -336,3 +435,4 @@ def _prune(folder: Path, *, keep: Path) -> None:
             path.unlink(missing_ok=True)
             count -= 1
             size -= bytes_
+    _totals[folder] = [count, size]

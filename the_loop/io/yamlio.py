@@ -7,8 +7,9 @@ string), which is why type errors on booleans carry a hint.
 
 ruamel.yaml is imported by the functions that need it, not with this module: it
 costs about as much as the rest of a read-only command's start-up, and a warm
-read (front matter by ``the_loop.io.flat_yaml``, the config from its cache) never
-needs it.
+read never needs it: what ruamel read from a text (front matter, by
+:func:`read_plain`; the config, by its loader) is kept in loop's one cache under
+the text's hash.
 """
 
 from __future__ import annotations
@@ -53,6 +54,41 @@ class YamlProblem:
     hint: str | None = None
 
 
+def read_plain(text: str) -> tuple[dict[str, Any], dict[str, int]] | None:
+    """A YAML mapping as plain data, and the 0-based line of each top-level key.
+
+    Read by ruamel once per content and kept in loop's cache, so that a later
+    read of the same text needs neither the parse nor the import. None when the
+    text is not a clean mapping (invalid, or another kind of value): the caller
+    then loads it with :func:`parse`, which says what is wrong and where.
+    """
+    from the_loop.io.content_cache import user_cache
+
+    def decode(plain: Any) -> tuple[dict[str, Any], dict[str, int]] | None:
+        if plain is None:
+            return None
+        data, lines = plain
+        if not isinstance(data, dict) or not isinstance(lines, dict):
+            raise ValueError("not a mapping")
+        return data, lines
+
+    return user_cache().by_content("yaml-mapping", text, lambda: _read_plain(text), decode=decode)
+
+
+def _read_plain(text: str) -> tuple[dict[str, Any], dict[str, int]] | None:
+    node, problem = parse(text)
+    if problem is not None or not isinstance(node, dict) or key_collisions(node):
+        return None if node is not None or problem is not None else ({}, {})
+    lines: dict[str, int] = {}
+    lc: Any = getattr(node, "lc", None)
+    for key in node:
+        try:
+            lines[str(key)] = int(lc.key(key)[0])
+        except (AttributeError, KeyError):  # a key a merge (<<: *anchor) brought in
+            continue
+    return to_plain(node), lines
+
+
 def parse(text: str, *, first_line: int = 1) -> tuple[Any, YamlProblem | None]:
     """Load one YAML document; return ``(data, None)`` or ``(None, problem)``.
 
@@ -71,20 +107,73 @@ def parse(text: str, *, first_line: int = 1) -> tuple[Any, YamlProblem | None]:
     try:
         data = round_trip().load(text)
     except DuplicateKeyError as exc:
-        return None, _problem(exc, first_line, "duplicate key", _duplicate_hint(exc))
+        hint = _duplicate_hint(exc, text, first_line)
+        return None, _problem(exc, first_line, "duplicate key", hint)
     except MarkedYAMLError as exc:
         return None, _problem(exc, first_line, None, _marked_hint(exc, text))
     except YAMLError as exc:  # pragma: no cover - unmarked errors are rare
         return None, YamlProblem(f"invalid YAML: {exc}", first_line, None)
     except RecursionError:
-        return None, _too_deep(first_line, None)
+        return None, _too_deep(_deep_line(text, first_line), None)
     except Exception as exc:  # the YAML library's own failures on odd text
-        # ruamel raises ValueError (a date like 2001-02-30), AssertionError (an
-        # !!omap with a repeated key) and others for text it tokenized fine:
-        # a problem with the text, reported as one.
+        # ruamel raises ValueError (a date like 2001-02-30, an integer past Python's
+        # 4,300 digits), AssertionError (an !!omap with a repeated key) and others for
+        # text it tokenized fine: a problem with the text, reported as one, at the
+        # value that raised when it can be found.
         detail = str(exc).strip() or type(exc).__name__
-        return None, YamlProblem(f"cannot be read as YAML: {detail}", first_line, None)
+        line, col = _failing_value(text, first_line)
+        return None, YamlProblem(f"cannot be read as YAML: {detail}", line, col)
     return data, _size_problem(data, first_line)
+
+
+def _failing_value(text: str, first_line: int) -> tuple[int, int | None]:
+    """Where a value that fails to load sits: each scalar is built on its own.
+
+    The composed tree knows every node's position (composing builds no values);
+    the first scalar whose construction raises is the culprit. Without one, the
+    document's first line.
+    """
+    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    try:
+        yaml = round_trip()
+        root = yaml.compose(text)
+        constructor = yaml.constructor
+    except Exception:  # composing fails too: no position to give
+        return first_line, None
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ScalarNode):
+            try:
+                constructor.construct_object(node, deep=True)
+            except Exception:
+                return node.start_mark.line + first_line, node.start_mark.column + 1
+        elif isinstance(node, MappingNode):
+            stack.extend(part for pair in reversed(node.value) for part in reversed(pair))
+        elif isinstance(node, SequenceNode):
+            stack.extend(reversed(node.value))
+    return first_line, None
+
+
+def _deep_line(text: str, first_line: int) -> int:
+    """The first line nested more than ``MAX_DEPTH`` levels by indentation and ``- `` entries."""
+    indents: list[int] = []
+    for number, line in enumerate(text.split("\n")):
+        rest = line.lstrip(" ")
+        if not rest or rest.startswith("#"):
+            continue
+        indent = len(line) - len(rest)
+        while indents and indents[-1] >= indent:
+            indents.pop()
+        indents.append(indent)
+        entries = 0
+        while rest.startswith(("- ", "? ")):
+            entries += 1
+            rest = rest[2:].lstrip(" ")
+        if len(indents) + entries > MAX_DEPTH:
+            return number + first_line
+    return first_line
 
 
 MAX_DEPTH = 64  # real config and front matter nest 4 levels at most
@@ -217,10 +306,41 @@ def _duplicate_key(exc: MarkedYAMLError) -> str | None:
     return text[start + 1 : end] if 0 <= start < end else None
 
 
-def _duplicate_hint(exc: MarkedYAMLError) -> str:
-    first = exc.context_mark
-    where = f" (first defined on line {first.line + 1})" if first is not None else ""
+def _duplicate_hint(exc: MarkedYAMLError, text: str, first_line: int) -> str:
+    line = _first_definition(exc, text)
+    where = f" (first defined on line {line + first_line})" if line is not None else ""
     return f"a key may appear once per mapping{where}; keep one and delete the other"
+
+
+def _first_definition(exc: MarkedYAMLError, text: str) -> int | None:
+    """The 0-based line of the first of the duplicated keys.
+
+    ruamel's error marks the mapping the keys are in (its ``context_mark``) and
+    the second key; the first one is found in the composed node tree, which
+    holds every key, duplicates included, with its position.
+    """
+    from ruamel.yaml.nodes import MappingNode, SequenceNode
+
+    mapping, key = exc.context_mark, _duplicate_key(exc)
+    if mapping is None or key is None:
+        return None
+    try:
+        root = round_trip().compose(text)
+    except Exception:  # the text failed to load once already; positions are a bonus
+        return mapping.line
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, MappingNode):
+            here = (node.start_mark.line, node.start_mark.column)
+            if here == (mapping.line, mapping.column):
+                for key_node, _value in node.value:
+                    if str(key_node.value) == key:
+                        return int(key_node.start_mark.line)
+            stack.extend(part for pair in node.value for part in pair)
+        elif isinstance(node, SequenceNode):
+            stack.extend(node.value)
+    return mapping.line
 
 
 def _marked_hint(exc: MarkedYAMLError, text: str) -> str | None:
@@ -350,6 +470,15 @@ def where_of(path: Path | str, root: Any, json_path: JsonPath, *, first_line: in
     if pos is None:
         return Where(path)
     return Where(path, pos[0], pos[1])
+
+
+def flow_list(values: list[str]) -> Any:
+    """A list that a round-trip dump writes on one line, ``[a, b]`` (as the templates do)."""
+    from ruamel.yaml.comments import CommentedSeq
+
+    seq = CommentedSeq(values)
+    seq.fa.set_flow_style()
+    return seq
 
 
 def dump(data: Any) -> str:

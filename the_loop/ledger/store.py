@@ -23,7 +23,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from the_loop.checkpoint.state_dir import read_json, state_dir, write_json
+from the_loop.config.state_folder import read_json, state_dir, write_json
 from the_loop.io import atomic
 from the_loop.ledger.records import RunRecord
 from the_loop.ledger.tokens import Tokens, Usage, usage_from_json, usage_to_json

@@ -2,10 +2,11 @@
 
 Reading never raises on content: a missing, unterminated, non-mapping or
 invalid block is a finding with ``file:line`` and the artifact is read as if it
-had no front matter. A simple block (nearly every one) is read by
-``the_loop.io.flat_yaml`` without ruamel; anything else, and every block that is
-edited, is loaded round-trip. Editing changes only the given keys and splices
-the block back, so comments, key order and the body survive.
+had no front matter. A block is read by ruamel through
+``the_loop.io.yamlio.read_plain``, once per content (loop's cache keeps the
+result); an invalid block, and every block that is edited, is loaded
+round-trip. Editing changes only the given keys and splices the block back, so
+comments, key order and the body survive.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from pathlib import Path
 from the_loop.errors import SpecError, Where
 from the_loop.findings import Finding, Level
 from the_loop.io import yamlio
-from the_loop.io.flat_yaml import read_flat
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
 if TYPE_CHECKING:
@@ -134,7 +134,7 @@ def parse_front_matter(text: str, path: Path, *, round_trip: bool = False) -> Fr
             "move the rest into the body",
         )
         return FrontMatter(path, None, {}, True, 2, close_index + 1, body, (finding,))
-    flat = None if round_trip else read_flat(block)
+    flat = None if round_trip else yamlio.read_plain(block)
     if flat is not None:
         data, lines = flat
         key_lines = {key: line + 2 for key, line in lines.items()}

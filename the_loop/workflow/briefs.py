@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from the_loop.checkpoint.resets import open_resets
-from the_loop.checkpoint.state_dir import journal_exists
+from the_loop.config.state_folder import journal_exists
 from the_loop.errors import LoopError
 from the_loop.io.templating import render
 from the_loop.log.execution_log import LogEntry, read_log

@@ -7,6 +7,7 @@ call builds nothing and loads plain data only.
 from __future__ import annotations
 
 from the_loop.findings import Finding, Level
+from the_loop.io.content_cache import findings_from_plain, findings_to_plain
 from the_loop.workflow.item_report import ItemReport
 
 
@@ -35,5 +36,13 @@ def graph_answer(report: ItemReport) -> tuple[dict[str, object], list[Finding]]:
     key = report.answer_key(("tasks",), "graph", "errors", report.id)
     if key is None:
         return compute()
-    data, errors = report.cache.cached("graph", tasks.path, key, compute, trust_stat=False)
+    data, errors = report.cache.cached(
+        "graph",
+        tasks.path,
+        key,
+        compute,
+        trust_stat=False,
+        encode=lambda answer: (answer[0], findings_to_plain(answer[1])),
+        decode=lambda plain: (dict(plain[0]), findings_from_plain(plain[1])),
+    )
     return data, list(errors)

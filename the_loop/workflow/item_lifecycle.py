@@ -15,7 +15,7 @@ from the_loop.checkpoint.resets import rename_item
 from the_loop.dag.analysis import analyze
 from the_loop.errors import RefusedError, UsageError, Where
 from the_loop.findings import Level
-from the_loop.io import atomic, clock
+from the_loop.io import atomic, clock, yamlio
 from the_loop.io.templating import render
 from the_loop.log.execution_log import record_transition
 from the_loop.spec.approval import body_hash, locks, upstream_kinds
@@ -249,20 +249,12 @@ def approve(ctx: ItemContext, artifact: str, by: str) -> Approved:
             art.path,
             {
                 "status": "approved",
-                "approvedBy": _flow_list(approvers),
+                "approvedBy": yamlio.flow_list(approvers),
                 "approval": approval,
             },
         )
         atomic.write_text(art.path, new_text)
     return Approved(item.id, kind, art.path, by, digest, True)
-
-
-def _flow_list(values: list[str]) -> object:
-    from ruamel.yaml.comments import CommentedSeq
-
-    seq = CommentedSeq(values)
-    seq.fa.set_flow_style()  # keep the one-line form the templates use
-    return seq
 
 
 def _refuse_placeholders(item_id: str, art: Artifact) -> None:

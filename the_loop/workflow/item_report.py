@@ -16,12 +16,15 @@ from the_loop.config.state_folder import project_cache
 from the_loop.errors import LoopError, Where
 from the_loop.findings import Finding, Level, sorted_findings
 from the_loop.io import collector
+from the_loop.io.content_cache import findings_from_plain, findings_to_plain
 from the_loop.spec.items import HEAD_LIMIT, Artifact, load_item
 from the_loop.spec.project import ItemContext, item_context
 from the_loop.tasks import TaskList, TaskState
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
 if TYPE_CHECKING:
+    from typing import Any
+
     from the_loop.dag.analysis import DagReport
     from the_loop.io.content_cache import ContentCache
     from the_loop.log.execution_log import LogEntry
@@ -77,14 +80,18 @@ class ItemReport:
 
     @cached_property
     def _graph(self) -> tuple[TaskList, DagReport] | None:
-        """tasks.md read and its graph analysed: both from the cache while the file is unchanged."""
+        """tasks.md read and its graph analysed.
+
+        Not cached itself: the answers made of it are (the summary, ``next``,
+        ``graph``, ``check``), which is what a later read loads, at a fraction
+        of the size of every task.
+        """
         art = self.item.artifacts["tasks"]
         if not art.exists:
             return None
         if art.text is None:
             return _analysed(_unreadable_tasks(art.path))
-        text = art.text  # the text the item reader already decoded
-        return self.cache.cached("tasks", art.path, text, lambda: _analysed(_parsed(text, art)))
+        return _analysed(_parsed(art.text, art))  # the text the item reader already decoded
 
     @cached_property
     def summary(self) -> TaskSummary | None:
@@ -94,7 +101,9 @@ class ItemReport:
             return None
         if art.text is None:
             return self._summarize()
-        return self.cache.cached("summary", art.path, art.text, self._summarize)
+        return self.cache.cached(
+            "summary", art.path, art.text, self._summarize, encode=_plain_summary, decode=_summary
+        )
 
     def _summarize(self) -> TaskSummary:
         tasks, dag = self.tasks, self.dag
@@ -157,9 +166,7 @@ class ItemReport:
         text = art.text
         if text is None:
             return read_requirements(art.path)
-        return self.cache.cached(
-            "requirements", art.path, text, lambda: parse_requirements(text, art.path)
-        )
+        return parse_requirements(text, art.path)
 
     @cached_property
     def last_entry(self) -> LogEntry | None:
@@ -203,6 +210,8 @@ class ItemReport:
             key,
             lambda: (self.findings(), self.evaluated()),
             trust_stat=False,
+            encode=lambda answer: (findings_to_plain(answer[0]), answer[1]),
+            decode=lambda plain: (findings_from_plain(plain[0]), int(plain[1])),
         )
         return list(found), evaluated
 
@@ -225,7 +234,7 @@ class ItemReport:
         log = self.item.artifacts["execution-log"]
         if not self.counts[0] or not log.exists or not self.config.checkpoint.trailers:
             return None
-        from the_loop.checkpoint.state_dir import journal_exists
+        from the_loop.config.state_folder import journal_exists
         from the_loop.git.repo import head_sha
 
         root = self.ctx.project.root
@@ -392,6 +401,19 @@ class ItemReport:
         """How many things a check looked at (a check that saw nothing must not pass)."""
         count = sum(1 for art in self.item.artifacts.values() if art.exists)
         return count + (len(self.tasks.tasks) if self.tasks else 0)
+
+
+def _plain_summary(summary: TaskSummary) -> list[object]:
+    """A ``TaskSummary`` as plain data for the cache."""
+    return [getattr(summary, name) for name in summary.__dataclass_fields__]
+
+
+def _summary(plain: list[Any]) -> TaskSummary:
+    """The ``TaskSummary`` :func:`_plain_summary` stored."""
+    done, total, ready, in_progress, next_id, next_title, unschedulable = plain
+    return TaskSummary(
+        int(done), int(total), tuple(ready), tuple(in_progress), next_id, next_title, unschedulable
+    )
 
 
 def fresh_report(ctx: ItemContext) -> ItemReport:

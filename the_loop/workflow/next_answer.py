@@ -203,7 +203,14 @@ def next_answer(
     )
     if key is None:
         return compute()
-    return report.cache.cached("next", tasks.path, key, compute, trust_stat=False)
+    return report.cache.cached(
+        "next",
+        tasks.path,
+        key,
+        compute,
+        trust_stat=False,
+        decode=lambda plain: (dict(plain[0]), bool(plain[1])),
+    )
 
 
 def _first_steps(report: ItemReport) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from the_loop.checkpoint.state_dir import journal_exists, resets_exist
+from the_loop.config.state_folder import journal_exists, resets_exist
 from the_loop.findings import counts
 from the_loop.log.execution_log import LogEntry
 from the_loop.spec.items import CHAIN
@@ -41,6 +41,10 @@ class ItemStatus:
     tick_problems: tuple[TickProblem, ...] = ()
     tasks_path: str = ""
     skipped_resets: int = 0  # resets the session went on without (closed as skipped)
+    # While a parallel run is on: task -> lane of the tasks its lanes run, and the
+    # tasks waiting in its merge queue, in merge order.
+    running: dict[str, int] | None = None
+    queued: tuple[str, ...] = ()
     format: str = "the-loop"  # the item's format: the-loop | kiro | spec-kit
     cost: dict[str, object] | None = None  # the ledger's total and forecast, when it has runs
 
@@ -80,6 +84,11 @@ class ItemStatus:
             "interruptedCheckpoint": self.interrupted_checkpoint,
             "ticksWithoutCheckpoint": [p.to_json(self.tasks_path) for p in self.tick_problems],
             "findings": self.finding_counts,
+            "parallelRun": (
+                {"running": dict(self.running), "queued": list(self.queued)}
+                if self.running is not None
+                else None
+            ),
         }
 
 
@@ -96,6 +105,7 @@ def item_status(report: ItemReport) -> ItemStatus:
     summary = report.summary  # not the tasks themselves: a large plan loads in no time
     interrupted = interrupted_checkpoint(root, report.id)
     done, total = report.counts
+    running, queued = parallel_run(root, report.id)
     return ItemStatus(
         id=report.id,
         title=report.title,
@@ -114,9 +124,30 @@ def item_status(report: ItemReport) -> ItemStatus:
         tick_problems=report.tick_problems,
         tasks_path=relative(report.item.artifacts["tasks"].path, root),
         skipped_resets=_skipped_resets(root, report.id),
+        running=running,
+        queued=queued,
         format=report.item.format,
         cost=_cost(report),
     )
+
+
+def parallel_run(root: Path, item: str) -> tuple[dict[str, int] | None, tuple[str, ...]]:
+    """The running tasks (with their lanes) and the queue of a parallel run that is on."""
+    from the_loop.checkpoint import run_state
+
+    if not run_state.path_of(root, item).exists():
+        return None, ()  # the common case: no parallel run ever, nothing more to read
+    data = run_state.load(root, item)
+    if not run_state.is_on(data):
+        return None, ()
+    assert data is not None
+    tasks = data.get("tasks") or {}
+    running = {
+        str(row.get("task")): int(row.get("lane", 0))
+        for row in data.get("lanes") or []
+        if tasks.get(str(row.get("task")), {}).get("state") == "running"
+    }
+    return running, tuple(str(t) for t in data.get("queue") or [])
 
 
 def _cost(report: ItemReport) -> dict[str, object] | None:
