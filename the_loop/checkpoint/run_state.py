@@ -20,10 +20,10 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.config.state_folder import read_json, state_dir, write_json
 
-TYPE_CHECKING = False  # `loop status` imports this module: typing stays off its path
 if TYPE_CHECKING:
     from typing import Any
 
