@@ -13,6 +13,7 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.config import schema
 from the_loop.config.project_root import CONFIG_DIR
@@ -23,7 +24,6 @@ from the_loop.io import yamlio
 from the_loop.io.content_cache import findings_from_plain, findings_to_plain, user_cache
 from the_loop.io.textfile import CONFIG_LIMIT, decode_utf8, read_limited
 
-TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
 if TYPE_CHECKING:
     from typing import Any
 

@@ -18,13 +18,13 @@ import os
 import time
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.config.project_root import CONFIG_DIR
 from the_loop.errors import RefusedError, StateError, UnusableInputError, Where
 from the_loop.io.content_cache import ContentCache
 from the_loop.io.textfile import read_limited
 
-TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
 if TYPE_CHECKING:
     from typing import Any
 
