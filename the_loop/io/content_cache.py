@@ -41,12 +41,12 @@ import time
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level
 from the_loop.io import collector
 
-TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
 if TYPE_CHECKING:
     from typing import Any, TypeVar
 
