@@ -104,9 +104,10 @@ checkbox edit).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from the_loop.tasks.model import Task, TaskList, TaskState
 
-TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
 if TYPE_CHECKING:
     from the_loop.tasks.reader import parse_tasks, read_tasks
     from the_loop.tasks.values import test_command

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.errors import UnusableInputError, Where
 from the_loop.findings import Level
@@ -25,7 +26,6 @@ from the_loop.tasks.model import TaskList
 from the_loop.tasks.order import THE_LOOP, apply_order, detect_format
 from the_loop.tasks.prose_dag import DAG_HEADING_RE, ProseDag
 
-TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
 if TYPE_CHECKING:
     from the_loop.tasks import mermaid
 
