@@ -12,27 +12,15 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from the_loop.checkpoint import transaction
-from the_loop.checkpoint.anchor import anchor_findings, missing_log_findings
 from the_loop.config.loader import ALL_PHASES
-from the_loop.config.state_folder import journal_exists, project_cache
-from the_loop.dag.analysis import analyze
+from the_loop.config.state_folder import project_cache
 from the_loop.errors import LoopError, Where
 from the_loop.findings import Finding, Level, sorted_findings
-from the_loop.git.repo import head_sha
 from the_loop.io import collector
 from the_loop.io.content_cache import findings_from_plain, findings_to_plain
-from the_loop.log.execution_log import entered_phases, last_entry
-from the_loop.log.task_checkpoints import NONE, read_task_checkpoints
-from the_loop.spec.approval import current_hash, lock_findings, locks, written_ahead
 from the_loop.spec.items import HEAD_LIMIT, Artifact, load_item
-from the_loop.spec.phase import phase_findings, phase_state, without_unrecorded_ticks
-from the_loop.spec.placeholders import placeholder_findings
 from the_loop.spec.project import ItemContext, item_context
-from the_loop.spec.requirements import parse_requirements, read_requirements
-from the_loop.spec.traceability import trace
-from the_loop.tasks import TaskList, TaskState, parse_tasks, read_tasks
-from the_loop.workflow import task_tests, tick_evidence
+from the_loop.tasks import TaskList, TaskState
 
 if TYPE_CHECKING:
     from typing import Any
@@ -143,11 +131,13 @@ class ItemReport:
 
     @cached_property
     def locks(self) -> dict[str, Lock]:
+        from the_loop.spec.approval import locks
 
         return locks(self.item, self._lock_hash)
 
     def _lock_hash(self, art: Artifact) -> str | None:
         """An artifact's lock hash; a large file's comes from the cache while it is unchanged."""
+        from the_loop.spec.approval import current_hash
 
         text = art.text
         if text is None or len(text) < _CACHED_HASH_SIZE:
@@ -156,6 +146,7 @@ class ItemReport:
 
     @cached_property
     def phase(self) -> PhaseState:
+        from the_loop.spec.phase import phase_state, without_unrecorded_ticks
 
         phases = self.config.workflow.phases
         # The counts stand for the tasks: the phase needs no task itself, unless
@@ -167,6 +158,7 @@ class ItemReport:
 
     @cached_property
     def requirements(self) -> RequirementSet | None:
+        from the_loop.spec.requirements import parse_requirements, read_requirements
 
         art = self.item.requirements
         if not art.exists:
@@ -178,6 +170,7 @@ class ItemReport:
 
     @cached_property
     def last_entry(self) -> LogEntry | None:
+        from the_loop.log.execution_log import last_entry
 
         return last_entry(self.item.artifacts["execution-log"].path)
 
@@ -241,10 +234,14 @@ class ItemReport:
         log = self.item.artifacts["execution-log"]
         if not self.counts[0] or not log.exists or not self.config.checkpoint.trailers:
             return None
+        from the_loop.config.state_folder import journal_exists
+        from the_loop.git.repo import head_sha
 
         root = self.ctx.project.root
         unfinished = None
         if journal_exists(root):
+            from the_loop.checkpoint import transaction
+
             journal = transaction.pending(root)
             unfinished = journal.plan.id if journal is not None else None
         return head_sha(root), unfinished
@@ -274,6 +271,7 @@ class ItemReport:
     @cached_property
     def log_checkpoints(self) -> LogCheckpoints:
         """The log's task checkpoints; the log is read only when some task is ticked."""
+        from the_loop.log.task_checkpoints import NONE, read_task_checkpoints
 
         if not self.counts[0]:
             return NONE
@@ -284,6 +282,7 @@ class ItemReport:
         """Ticked tasks no checkpoint records (from the log alone, without git)."""
         if not self.counts[0]:
             return ()  # nothing ticked: neither tasks nor log need reading
+        from the_loop.workflow import tick_evidence
 
         return tuple(tick_evidence.unrecorded_ticks(self))
 
@@ -292,11 +291,16 @@ class ItemReport:
         """Ticks without their evidence, checked against git's history too."""
         if not self.counts[0]:
             return ()
+        from the_loop.workflow import tick_evidence
 
         return tuple(tick_evidence.tick_problems(self))
 
     def findings(self, *, deep: bool = True) -> list[Finding]:
         """Every finding about the item; ``deep`` adds traceability and log checks."""
+        from the_loop.spec.approval import lock_findings, written_ahead
+        from the_loop.spec.phase import phase_findings
+        from the_loop.spec.placeholders import placeholder_findings
+        from the_loop.workflow import task_tests, tick_evidence
 
         found: list[Finding] = [*self.item.findings, *self.ctx.problems]
         found.extend(lock_findings(self.item, self.locks))
@@ -332,6 +336,7 @@ class ItemReport:
         ]
 
     def _trace(self) -> list[Finding]:
+        from the_loop.spec.traceability import trace
 
         reqs = self.requirements
         found: list[Finding] = []
@@ -343,6 +348,9 @@ class ItemReport:
 
     def _log_findings(self) -> list[Finding]:
         log = self.item.artifacts["execution-log"]
+        # The resume anchor as its checkpoint commit recorded it (issue 21).
+        from the_loop.checkpoint.anchor import anchor_findings, missing_log_findings
+
         if not log.exists:
             return missing_log_findings(self.ctx.project.root, log.path)
         found = self._transitions_ahead(log)
@@ -363,6 +371,7 @@ class ItemReport:
 
     def _transitions_ahead(self, log: Artifact) -> list[Finding]:
         """The log's own transitions table recording a phase later than its ``phase:``."""
+        from the_loop.log.execution_log import entered_phases
 
         recorded = self.phase.recorded
         if recorded not in ALL_PHASES or log.text is None:
@@ -422,6 +431,7 @@ def _read_in_part(log: Artifact) -> bool:
 
 
 def _parsed(text: str, art: Artifact) -> TaskList:
+    from the_loop.tasks import parse_tasks
 
     # About one object per 20 characters of tasks.md; the parser keeps them all.
     with collector.paused(expected_objects=len(text) // 20):
@@ -430,6 +440,7 @@ def _parsed(text: str, art: Artifact) -> TaskList:
 
 def _unreadable_tasks(path: Path) -> TaskList:
     """Read tasks.md again so that the precise reason it is unreadable becomes the finding."""
+    from the_loop.tasks import read_tasks
 
     try:
         return read_tasks(path)
@@ -439,6 +450,7 @@ def _unreadable_tasks(path: Path) -> TaskList:
 
 
 def _analysed(tasks: TaskList) -> tuple[TaskList, DagReport]:
+    from the_loop.dag.analysis import analyze
 
     return tasks, analyze(tasks)
 

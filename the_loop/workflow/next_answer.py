@@ -13,11 +13,9 @@ from dataclasses import dataclass
 from itertools import islice
 
 from the_loop.findings import Level
-from the_loop.spec.traceability import resolve_citation
-from the_loop.tasks import Task, test_command
+from the_loop.tasks import Task
 from the_loop.workflow.answer_limits import LIST_LIMIT, capped
 from the_loop.workflow.item_report import ItemReport, relative
-from the_loop.workflow.next_action import next_action
 
 _BLOCKED_SHOWN = 20
 
@@ -32,6 +30,7 @@ class TaskView:
 
     def to_json(self, limit: int | None = LIST_LIMIT) -> dict[str, object]:
         """The task as JSON; ``dependsOn`` holds at most ``limit`` ids (None: all)."""
+        from the_loop.tasks import test_command  # the value grammar: not on a cached answer
 
         t = self.task
         depends = t.depends_on or ()
@@ -215,6 +214,7 @@ def next_answer(
 
 
 def _first_steps(report: ItemReport) -> str:
+    from the_loop.workflow.next_action import next_action
 
     return next_action(report).text
 
@@ -224,6 +224,8 @@ def _task_view(report: ItemReport, task: Task) -> TaskView:
     reqs = report.requirements
     cited: list[tuple[str, str, str]] = []
     if reqs is not None:
+        from the_loop.spec.traceability import resolve_citation
+
         for cited_id in task.requirements:
             for req_id in resolve_citation(reqs, cited_id):
                 requirement = reqs.ids[req_id]

@@ -6,13 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from the_loop.checkpoint import resets, run_state, transaction
 from the_loop.config.state_folder import journal_exists, resets_exist
 from the_loop.findings import counts
-from the_loop.ledger.forecast import forecast
-from the_loop.ledger.prices import prices_from
-from the_loop.ledger.report import cost_report
-from the_loop.ledger.store import read_runs
 from the_loop.log.execution_log import LogEntry
 from the_loop.spec.items import CHAIN
 from the_loop.spec.phase import PhaseState
@@ -138,6 +133,7 @@ def item_status(report: ItemReport) -> ItemStatus:
 
 def parallel_run(root: Path, item: str) -> tuple[dict[str, int] | None, tuple[str, ...]]:
     """The running tasks (with their lanes) and the queue of a parallel run that is on."""
+    from the_loop.checkpoint import run_state
 
     if not run_state.path_of(root, item).exists():
         return None, ()  # the common case: no parallel run ever, nothing more to read
@@ -159,6 +155,10 @@ def _cost(report: ItemReport) -> dict[str, object] | None:
     root = report.ctx.project.root
     if not ledger_exists(root):
         return None  # the common case, answered without loading the ledger
+    from the_loop.ledger.forecast import forecast
+    from the_loop.ledger.prices import prices_from
+    from the_loop.ledger.report import cost_report
+    from the_loop.ledger.store import read_runs
 
     runs = read_runs(root, report.id)
     if not runs:
@@ -183,6 +183,7 @@ def ledger_exists(root: Path) -> bool:
 def _open_resets(root: Path, item: str) -> tuple[resets.ResetRecord, ...]:
     if not resets_exist(root):
         return ()  # the common case, answered without loading the reset machinery
+    from the_loop.checkpoint import resets
 
     return tuple(resets.open_resets(root, item))
 
@@ -190,6 +191,7 @@ def _open_resets(root: Path, item: str) -> tuple[resets.ResetRecord, ...]:
 def _skipped_resets(root: Path, item: str) -> int:
     if not resets_exist(root):
         return 0
+    from the_loop.checkpoint import resets
 
     return resets.skipped_count(root, item)
 
@@ -198,6 +200,7 @@ def interrupted_checkpoint(root: Path, item: str) -> str | None:
     """The id of an interrupted checkpoint of ``item``, if its journal is on disk."""
     if not journal_exists(root):
         return None
+    from the_loop.checkpoint import transaction
 
     journal = transaction.pending(root)
     return journal.plan.id if journal and journal.plan.item == item else None

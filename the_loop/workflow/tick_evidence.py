@@ -18,10 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from the_loop.checkpoint import transaction as checkpoint
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level
-from the_loop.git.history import checkpoint_commits
 from the_loop.tasks import TaskState
 
 if TYPE_CHECKING:
@@ -106,6 +104,11 @@ def tick_problems(report: ItemView) -> list[TickProblem]:
 
 
 def _gone(report: ItemView, committed: list[tuple[Task, TaskCheckpoint]]) -> list[TickProblem]:
+    # git and the checkpoint transaction are loaded only here: a read that finds
+    # no committed checkpoint to look up never needs them.
+    from the_loop.checkpoint import transaction as checkpoint
+    from the_loop.git.history import checkpoint_commits
+
     root = report.ctx.project.root
     wanted = {entry.checkpoint for _, entry in committed if entry.checkpoint}
     in_history = checkpoint_commits(root, wanted=wanted)  # stops once all are found
