@@ -104,6 +104,7 @@ checkbox edit).
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from the_loop.tasks.model import Task, TaskList, TaskState
@@ -141,7 +142,6 @@ def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
 
     value = getattr(import_module(module), name)
     globals()[name] = value  # later uses skip this hook
