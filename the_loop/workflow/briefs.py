@@ -10,12 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from the_loop.checkpoint import transaction
-from the_loop.checkpoint.anchor import anchor_problem
 from the_loop.checkpoint.resets import open_resets
 from the_loop.config.state_folder import journal_exists
 from the_loop.errors import LoopError
-from the_loop.git.history import task_files
 from the_loop.io.templating import render
 from the_loop.log.execution_log import LogEntry, read_log
 from the_loop.tasks import TaskState
@@ -211,6 +208,8 @@ def resume_brief(report: ItemReport) -> str:
     root = report.ctx.project.root
     journal = None
     if journal_exists(root):
+        from the_loop.checkpoint import transaction
+
         journal = transaction.pending(root)
     anchor = _anchor_warning(report)
     if anchor:
@@ -229,6 +228,7 @@ def resume_brief(report: ItemReport) -> str:
 
 def _anchor_warning(report: ItemReport) -> str:
     """A warning when the last checkpointed entry differs from what its commit recorded."""
+    from the_loop.checkpoint.anchor import anchor_problem
 
     log = report.item.artifacts["execution-log"].path
     try:
@@ -268,6 +268,7 @@ def _handoff(report: ItemReport) -> dict[str, object]:
 
 def _touched(report: ItemReport, done: list[str]) -> list[tuple[str, list[str], int]]:
     """``(task, files, files not shown)`` for the newest finished tasks, from git."""
+    from the_loop.git.history import task_files  # git only when a task is finished
 
     root = report.ctx.project.root
     try:
