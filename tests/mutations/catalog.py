@@ -497,4 +497,32 @@ MUTATIONS: tuple[Mutation, ...] = (
         function="_echo_graph_errors",
         body="if errors:\n    raise click.exceptions.Exit(1)",
     ),
+    # ---- the one cache (io/content_cache.py)
+    Mutation(
+        "stale-parse-cache-served",
+        "the cache serves an entry whose content hash no longer matches the file (an edit is not seen)",
+        "the_loop/io/content_cache.py",
+        (
+            "tests/cli/test_reports_follow_the_files.py::"
+            "test_a_changed_file_is_never_answered_from_before[hand tick]",
+        ),
+        function="ContentCache.load_bytes",
+        body="""
+            entry = self._entry(purpose, path)
+            if entry is None:
+                return None
+            raw = read_regular_file(entry, MAX_ENTRY_BYTES)
+            if raw is None or not raw.startswith(_MAGIC):
+                return None
+            head_end = raw.find(b"\\n", len(_MAGIC))
+            try:
+                header = json.loads(raw[len(_MAGIC) : head_end])
+                stamp, kept_purpose, kept_path, digest, key = header
+                if (stamp, kept_purpose, kept_path) != (code_stamp(), purpose, str(path)):
+                    return None
+            except (ValueError, TypeError, OSError):
+                return None
+            return raw[head_end + 1 :] if head_end > 0 else None
+        """,
+    ),
 )
