@@ -525,4 +525,46 @@ MUTATIONS: tuple[Mutation, ...] = (
             return raw[head_end + 1 :] if head_end > 0 else None
         """,
     ),
+    # ---- today's capabilities: the order rule, the ledger, the merge queue
+    Mutation(
+        "parent-offered-before-children",
+        "a parent task is ready before its open required sub-tasks (Kiro/Spec Kit order rule)",
+        "the_loop/tasks/order.py",
+        (
+            "tests/tasks/test_order.py::test_ready_sets_walk_the_plan_in_order",
+            "tests/tasks/test_order.py::"
+            "test_kiro_order_is_the_dependency_and_a_parent_waits_for_its_required_children",
+        ),
+        function="_Order.families",
+        body="""
+            tasks = self.tasks
+            for i in sorted(self.parent):
+                p = self.parent[i]
+                ancestors = self._ancestors(i)
+                inherited = [d for d in self._deps(p) if d in self.first and d not in ancestors]
+                inherited = [d for d in inherited if not self._within(self.first[d], p)]
+                self.add(i, inherited)
+                if p in self.held:
+                    self.held.setdefault(i, self.held[p])
+                elif (unread := tasks[p].unread_depends_line) is not None:
+                    self.held.setdefault(i, unread)
+            for p in sorted(self.children, reverse=True):
+                self._derive_state(p)
+        """,
+    ),
+    Mutation(
+        "unpriced-model-charged-zero",
+        "the ledger charges $0 for a model with no price instead of leaving the dollars unknown",
+        "the_loop/ledger/prices.py",
+        ("tests/ledger/test_report.py::test_a_model_without_a_price_has_no_dollars_not_zero",),
+        function="dollars",
+        body="""
+            total = 0.0
+            for model, tokens in usage.items():
+                price = prices.get(model)
+                if price is not None:
+                    total += price.dollars(tokens)
+            return total
+        """,
+    ),
 )
