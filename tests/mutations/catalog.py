@@ -567,4 +567,15 @@ MUTATIONS: tuple[Mutation, ...] = (
             return total
         """,
     ),
+    Mutation(
+        "merge-queue-skips-test-after-rebase",
+        "the parallel merge queue lands a rebased branch without running the task's test on it",
+        "the_loop/driver/lanes/merge_queue.py",
+        (
+            "tests/parallel/test_lanes.py::"
+            "test_a_branch_whose_test_fails_after_a_clean_rebase_is_evicted_not_landed",
+        ),
+        old="verification = run_test_in(attempt.test, path) if attempt.test else None",
+        new="verification = None",
+    ),
 )
