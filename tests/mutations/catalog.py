@@ -122,7 +122,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "config-validation-accepts-all",
         "config validation accepts every config, however wrong",
-        "the_loop/config/schema.py",
+        "the_loop/config/validation.py",
         ("tests/config/test_config_loader.py",),
         function="validate",
         body="return []",
