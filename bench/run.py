@@ -283,6 +283,34 @@ class Bench:
             )
         )
 
+    # --- the Temporal backend ------------------------------------------------------
+
+    def temporal(self) -> None:
+        """A task through --backend temporal against the same task through a local lane."""
+        import temporal_lanes
+
+        missing = temporal_lanes.available()
+        if missing:
+            sys.stderr.write(f"temporal: skipped ({missing})\n")
+            return
+        local, remote, code = temporal_lanes.per_task(self.out / "temporal", self.loop, self.env)
+        self.add(
+            Row(
+                "temporal overhead",
+                "chain of 12",
+                "per task",
+                "temporal vs local lane",
+                remote,
+                local,
+                None,
+                "ratio",
+                wall=remote,
+                floor_wall=local,
+                exit=code,
+                note=f"+{remote - local:.2f} s a task: workflow, fetch, push, result",
+            )
+        )
+
     def _agent_wall(self, folder: Path, seconds: float) -> float:
         """What one agent run takes by itself (its sleep plus a Python start)."""
         import parallel_lanes as lanes
@@ -783,6 +811,7 @@ def parse_options(argv: Sequence[str] | None) -> argparse.Namespace:
             "append",
             "hooks",
             "parallel",
+            "temporal",
         ),
         help="run only these cases",
     )
@@ -853,6 +882,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "append": bench.append,
         "hooks": bench.hooks,
         "parallel": bench.parallel,
+        "temporal": bench.temporal,
     }
     for name in options.only if not options.issue18 or "only" in options.given else ():
         print(f"bench: {name}", file=sys.stderr, flush=True)

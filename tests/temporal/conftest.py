@@ -20,7 +20,6 @@ from helpers.temporal_dev import DevServer, temporal_binary
 
 __all__ = ["claude_cli", "codex_cli", "fake_anthropic", "fake_openai"]
 
-pytestmark = pytest.mark.temporal
 
 
 def _missing() -> str | None:

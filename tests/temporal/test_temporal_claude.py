@@ -21,7 +21,7 @@ from harness.fake_anthropic import FakeAnthropic
 from harness.replies import Text, run_command
 from helpers.project import git
 
-pytestmark = [pytest.mark.temporal, pytest.mark.agents]
+pytestmark = [pytest.mark.temporal, pytest.mark.agents, pytest.mark.slow]
 
 WORKING = tuple(
     TaskSpec(t.id, t.title, t.depends, t.test, (f"RUN: touch done-{t.id}.txt",)) for t in FOUR

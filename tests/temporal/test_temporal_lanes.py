@@ -13,10 +13,13 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 from conftest import Fleet
 from driver.driver_project import loop_command, loop_env, task_commits
 from helpers.project import ITEM_DIR, git
 from parallel.lanes_project import agent_runs, lane_project, twelve
+
+pytestmark = [pytest.mark.temporal, pytest.mark.slow]
 
 TASKS = f"{ITEM_DIR}/tasks.md"
 

@@ -29,9 +29,8 @@ from the_loop.git.commands import DEFAULT_TIMEOUT, run_git
 from the_loop.git.head import read_head
 from the_loop.git.identity import identity
 from the_loop.git.index import IndexSnapshot
-from the_loop.git.opening import GitDirs, find_repo_root, git_dirs
+from the_loop.git.opening import GitDirs, find_repo_root, git_dirs, repo_relative
 from the_loop.git.operations import operation_in_progress, refuse_during
-from the_loop.git.repo import repo_relative
 
 CommitStatus = Literal["committed", "nothing-to-commit", "not-a-repo"]
 STAGES = ("all", "tracked", "paths")

@@ -28,6 +28,7 @@ __all__ = [  # re-exported: callers ask "is this a repository?", "who is the use
     "find_repo_root",
     "identity",
     "parse_trailers",
+    "repo_relative",
     "trailers",
 ]
 

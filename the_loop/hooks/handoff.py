@@ -20,16 +20,18 @@ session at the boundary for a person to clear.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from the_loop.checkpoint import resets
 from the_loop.checkpoint import seen_sessions as sessions
-from the_loop.checkpoint.resets import ResetRecord
 from the_loop.checkpoint.seen_sessions import SessionRecord
 from the_loop.config.state_folder import RESETS, state_dir
 from the_loop.errors import LoopError
 from the_loop.hooks.answer import NOTHING, HookAnswer
 from the_loop.hooks.call import HookCall
 from the_loop.telemetry.reading import Harness
+
+if TYPE_CHECKING:
+    from the_loop.checkpoint.resets import ResetRecord
 
 BRIEF_START = "<<<LOOP BRIEF"
 BRIEF_END = "LOOP BRIEF>>>"
@@ -43,6 +45,9 @@ def open_clear(call: HookCall, record: SessionRecord | None) -> ResetRecord | No
     """This session's open clear, the one a hand-off would perform."""
     if record is None or not any((state_dir(call.root) / RESETS).glob("*.json")):
         return None  # the common case, read without loading a record
+    # Loaded only when a reset record exists: PostToolUse asks this on every tool call.
+    from the_loop.checkpoint import resets
+
     try:
         found = resets.open_resets(call.root)
     except LoopError:
@@ -136,6 +141,8 @@ def on_subagent_start(call: HookCall) -> HookAnswer:
     if pending is None or pending.id != offered:
         return NOTHING  # no hand-off was offered (a compaction fork, a user's own subagent)
     subagent = f"{record.id}/agent-{agent}"
+    from the_loop.checkpoint import resets  # a reset record exists: open_clear found it
+
     try:
         done = resets.confirm(
             call.root,
