@@ -264,7 +264,7 @@ def test_stage_all_commits_every_change_however_many(git_repo: Path, count: int)
 @pytest.mark.parametrize("stage", ["all", "tracked", "paths"])
 @pytest.mark.parametrize("alone", [True, False], ids=["alone", "beside an edit"])
 def test_a_deletion_already_staged_is_committed(git_repo: Path, stage: str, alone: bool) -> None:
-    """`git rm` (or a landed lane branch) leaves a path in neither index nor tree: still a change."""
+    """`git rm` (or a landed lane branch) leaves a path in neither index nor tree: a change."""
     write(git_repo / "old.md", "old\n")
     git(git_repo, "add", "-A")
     git(git_repo, "commit", "-q", "-m", "setup")

@@ -500,7 +500,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     # ---- the one cache (io/content_cache.py)
     Mutation(
         "stale-parse-cache-served",
-        "the cache serves an entry whose content hash no longer matches the file (an edit is not seen)",
+        "the cache serves an entry whose content hash no longer matches (an edit goes unseen)",
         "the_loop/io/content_cache.py",
         (
             "tests/cli/test_reports_follow_the_files.py::"
