@@ -525,6 +525,14 @@ MUTATIONS: tuple[Mutation, ...] = (
             return raw[head_end + 1 :] if head_end > 0 else None
         """,
     ),
+    Mutation(
+        "no-cache-switch-ignored",
+        "`LOOP_NO_CACHE=1` is ignored: cache files are still written (project and home)",
+        "the_loop/io/content_cache.py",
+        ("tests/io/test_no_cache.py",),
+        function="caches_allowed",
+        body="return True",
+    ),
     # ---- today's capabilities: the order rule, the ledger, the merge queue
     Mutation(
         "parent-offered-before-children",
