@@ -469,7 +469,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "a reset shown to the agent stays `prepared` instead of `dispatched`",
         "the_loop/checkpoint/resets.py",
         (JSON_DONE,),
-        function="mark_dispatched",
+        function="mark_dispatched_locked",  # the core marks under its own lock
         body="return record",
     ),
     Mutation(
