@@ -20,6 +20,7 @@ from helpers.project import (
     NEXT,
     commits,
     entries_for,
+    every_reset_record,
     journal,
     project_copy,
     reset_records,
@@ -98,7 +99,7 @@ def test_two_task_done_on_different_tasks_both_land(
         assert len(tagged) == 1
         assert f"Loop-Task: {task}" in tagged[0].splitlines()
     assert journal(project) is None
-    assert [r["mode"] for r in reset_records(project)] == ["compact", "compact"]
+    assert [r["mode"] for r in every_reset_record(project)].count("compact") == 2
 
 
 @pytest.mark.slow  # rounds of racing processes

@@ -292,8 +292,10 @@ def test_requirements_full_of_template_placeholders_cannot_be_approved(fresh: Pa
     refused = run(fresh, "approve", "5", "requirements", "--by", "@ann")
 
     codes = [f["code"] for f in json.loads(check.stdout)["findings"]]
-    assert check.exit_code == 1
+    # a fresh draft's slots are the work left: warnings, so `check` stays green after `loop new`
+    assert check.exit_code == 0
     assert codes.count("artifact.placeholder") == 8  # <first requirement>, <role>, …
+    assert run(fresh, "check", "5", "--strict").exit_code == 1
     assert refused.exit_code == 1
     assert refused.stderr.splitlines()[0] == (
         "error: docs/specs/issue-5/requirements.md:19:10: requirements.md still has the "
@@ -325,7 +327,7 @@ def test_design_and_tasks_templates_are_refused_by_check_and_approve_alike(fresh
         for f in json.loads(check.stdout)["findings"]
         if f["code"] == "artifact.placeholder"
     ]
-    assert check.exit_code == 1
+    assert check.exit_code == 0  # drafts: warnings
     assert (18, "summary>") in places  # `- [ ] 1. <task summary>`
     assert (22, "task>") in places  # _Test:_ `<command that proves the task>`
     assert refused.exit_code == 1

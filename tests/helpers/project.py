@@ -242,6 +242,17 @@ def reset_records(root: Path) -> list[dict[str, object]]:
     return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
 
 
+def every_reset_record(root: Path) -> list[dict[str, object]]:
+    """Open reset records and the closed ones in ``history.jsonl`` (oldest closed first).
+
+    A reset left open by a checkpoint without a session id is closed as skipped by the
+    next such checkpoint (issue 21), so "recorded once" looks in both places.
+    """
+    history = root / RESETS / "history.jsonl"
+    lines = history.read_text().splitlines() if history.is_file() else []
+    return [*(json.loads(line) for line in lines if line.strip()), *reset_records(root)]
+
+
 def snapshot(root: Path) -> dict[str, bytes]:
     """The bytes of everything a checkpoint may touch."""
     files = {

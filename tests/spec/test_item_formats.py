@@ -147,6 +147,18 @@ def test_adopt_records_the_outside_approvals_as_locks(loop: Loop, build_tree: Bu
     assert data["artifacts"]["requirements.md"]["stale"] is True
 
 
+def test_adopt_without_by_records_git_s_user_name(loop: Loop, build_tree: Build) -> None:
+    import subprocess
+
+    root = kiro(build_tree)
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    loop("init", cwd=root)
+    result = loop("adopt", "shelf", cwd=root)
+    assert result.exit_code == 0, result.output
+    tasks = (root / ".kiro/specs/shelf/tasks.md").read_text()
+    assert "Loop Tester" in tasks.split("---")[1]  # the hermetic git identity's name
+
+
 def test_next_never_says_all_zero_tasks_are_done(loop: Loop, build_tree: Build) -> None:
     root = kiro(build_tree, "# Implementation Plan\n\n### Tx — unread\n\n- [ ] Do it\n")
     loop("init", cwd=root)

@@ -87,7 +87,7 @@ def test_the_level_of_a_slot_follows_the_confidence_rule(tmp_path: Path) -> None
     write_tree(
         folder,
         {
-            "requirements.md": "---\nstatus: draft\n---\n\nAs a <role>, I want it.\n\n"
+            "requirements.md": "---\nstatus: in-review\n---\n\nAs a <role>, I want it.\n\n"
             "Signed off by @handle, <date>.\n\nThe pointer `<node>` is a metavariable.\n",
         },
     )
@@ -97,3 +97,18 @@ def test_the_level_of_a_slot_follows_the_confidence_rule(tmp_path: Path) -> None
         (Level.WARNING, "artifact.angle-brackets", 7),
     ]
     assert [slot for _l, _c, slot in artifact_placeholders(item.requirements)] == ["<role>"]
+
+
+def test_a_draft_s_template_slots_are_warnings_until_it_is_submitted(tmp_path: Path) -> None:
+    folder = tmp_path / "docs" / "specs" / "issue-1"
+    text = "---\nstatus: {status}\n---\n\nAs a <role>, I want it.\n"
+    levels = {}
+    for status in ("draft", "in-review", "approved"):
+        write_tree(folder, {"requirements.md": text.format(status=status)})
+        item = load_item(folder, folder.parent)
+        levels[status] = [(f.level, f.code) for f in placeholder_findings(item)]
+    assert levels == {
+        "draft": [(Level.WARNING, "artifact.placeholder")],
+        "in-review": [(Level.ERROR, "artifact.placeholder")],
+        "approved": [(Level.ERROR, "artifact.placeholder")],
+    }

@@ -93,7 +93,11 @@ def check_invariants(text: str, result: TaskList) -> None:
         assert 1 <= task.line <= task.end_line <= line_count
         for state in TaskState:
             with_state(data, task, state)  # the offset is always writable
-    assert result.dependency_source in {"fields", "mermaid", "both", "none"}
+    # "none", or the sources that added edges joined by "+" (the order rule adds its own)
+    known = {"fields", "mermaid", "both", "prose", "table", "order", "phases", "waves"}
+    known |= {"checkpoints", "sub-tasks"}
+    parts = result.dependency_source.split("+")
+    assert result.dependency_source == "none" or set(parts) <= known, result.dependency_source
     for finding in result.findings:
         assert finding.where is not None and finding.where.path == PATH
         assert finding.code.startswith("tasks.")

@@ -21,7 +21,6 @@ from helpers.temporal_dev import DevServer, temporal_binary
 __all__ = ["claude_cli", "codex_cli", "fake_anthropic", "fake_openai"]
 
 
-
 def _missing() -> str | None:
     if importlib.util.find_spec("temporalio") is None:
         return "temporalio is not installed (pip install -e '.[test]')"

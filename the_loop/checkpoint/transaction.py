@@ -173,6 +173,8 @@ def _failed(root: Path, journal: Journal, exc: Exception) -> Exception:
         what = exc.message if isinstance(exc, LoopError) else f"{type(exc).__name__}: {exc}"
         return StateError(
             f"checkpoint {plan.id} of {plan.item} is committed, but its last step failed: {what}",
+            # the file the step could not use (a damaged reset record, say) stays named
+            where=exc.where if isinstance(exc, LoopError) else None,
             hint="`loop doctor --repair` finishes it once the cause is fixed",
         )
     try:

@@ -13,13 +13,13 @@ from the_loop.cli.output import dim, emit_json, good, json_option, wants_json
 @click.option(
     "--by",
     "by",
-    required=True,
     metavar="HANDLE",
-    help="Who approved the artifacts (recorded in approvedBy), e.g. @alice.",
+    help="Who approved the artifacts (recorded in approvedBy), e.g. @alice. "
+    "Default: git's user.name.",
 )
 @json_option
 @click.pass_obj
-def adopt(env: Env, item_ref: str, by: str, json_output: bool) -> None:
+def adopt(env: Env, item_ref: str, by: str | None, json_output: bool) -> None:
     """Record a Kiro or Spec Kit item's approvals as loop locks.
 
     Those formats approve outside their files, so loop reads their artifacts as
@@ -27,11 +27,12 @@ def adopt(env: Env, item_ref: str, by: str, json_output: bool) -> None:
     that has none and approves it, upstream first, with its content hash: from
     then on an edit makes it and everything downstream stale.
     """
+    from the_loop.cli.cmd_phase import approver
     from the_loop.spec.project import open_item
     from the_loop.workflow.adopt_item import adopt as adopt_item
 
     ctx = open_item(env.root, item_ref, cwd=env.cwd)
-    result = adopt_item(ctx, by)
+    result = adopt_item(ctx, approver(env.root, by))
     if wants_json(env, json_output):
         emit_json(
             {

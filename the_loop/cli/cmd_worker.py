@@ -56,7 +56,7 @@ def worker(
     grace: float,
     name: str,
 ) -> None:
-    """Take task attempts from a Temporal task queue and run them in this clone.
+    """Run task attempts from a Temporal task queue in this clone.
 
     Each attempt runs as a local lane does: a git worktree from the base commit
     the coordinator named (fetched from the shared remote), the configured agent,

@@ -15,7 +15,8 @@ except a code span that holds nothing but a placeholder (the tasks template's
 
 The confidence rule (docs/formats.md) decides the level: a slot that is one of
 loop's own templates' placeholders (``<role>``, ``<command>``, …) is certainly
-unfinished: an error, and ``loop approve`` refuses it. Any other ``<word>`` is the
+unfinished: an error, and ``loop approve`` refuses it — a warning while the artifact is
+still a ``draft`` (the work left to do, not a mistake). Any other ``<word>`` is the
 author's own notation (``<ref>``, ``<date>``), perhaps a placeholder and perhaps a
 metavariable: in prose it is a warning, since markdown shows it as nothing; alone
 in a code span it shows as written and is not reported.
@@ -171,16 +172,21 @@ def placeholder_findings(item: WorkItem) -> list[Finding]:
     ours = template_slots()
     for kind in CHAIN:
         art = item.artifact(kind)
+        # A draft is still being written: its template slots are the work left, not a
+        # mistake, so `check --all` stays green the moment someone runs `loop new`. Once
+        # it is submitted for review (or approved), a slot left is an error.
+        drafting = art.status == "draft"
         for line, col, slot, in_code in _artifact_slots(art):
             if slot in ours:
                 found.append(
                     Finding(
-                        Level.ERROR,
+                        Level.WARNING if drafting else Level.ERROR,
                         "artifact.placeholder",
                         f"{art.path.name} still has the template's placeholder {slot}",
                         Where(art.path, line, col),
                         hint="write the real text in its place (markdown shows an unfilled "
-                        "`<…>` as nothing at all); `loop approve` refuses it until then",
+                        "`<…>` as nothing at all); `loop approve` refuses it until then"
+                        + ("; a warning while the file is a draft" if drafting else ""),
                     )
                 )
             elif not in_code:
