@@ -15,6 +15,7 @@ from pathlib import Path
 
 from the_loop.errors import RefusedError, Where
 from the_loop.findings import Finding, Level
+from the_loop.git.history import checkpoint_version, tracked_at_head
 from the_loop.log.execution_log import LogEntry, parse_log
 
 EDITED = "log.anchor-edited"
@@ -64,7 +65,6 @@ def anchor_problem(root: Path, log: Path) -> AnchorProblem | None:
     """
     if not log.is_file() or not _in_a_repository(log):
         return None
-    from the_loop.git.history import checkpoint_version  # git only when there is a repository
 
     found = checkpoint_version(root, log)
     if found is None:
@@ -107,7 +107,6 @@ def missing_tracked_log(root: Path, log: Path) -> RefusedError | None:
     """
     if log.exists() or not _in_a_repository(log.parent):
         return None
-    from the_loop.git.history import tracked_at_head  # git only when the log is gone
 
     if not tracked_at_head(root, log):
         return None

@@ -12,12 +12,12 @@ import base64
 import binascii
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.errors import StateError, Where
 from the_loop.git.commands import DEFAULT_TIMEOUT
 from the_loop.git.commit import DEFAULT_MAX_FILE_BYTES
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up cost)
 if TYPE_CHECKING:
     from typing import Any
 

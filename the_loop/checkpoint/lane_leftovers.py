@@ -19,6 +19,8 @@ from the_loop.checkpoint import leases
 from the_loop.config.state_folder import state_dir
 from the_loop.errors import LoopError
 from the_loop.git import worktrees
+from the_loop.spec.project import open_item
+from the_loop.tasks import TaskState, read_tasks
 
 FOLDER = "worktrees"
 
@@ -79,8 +81,6 @@ def find(root: Path) -> list[Leftover]:
 
 def landed(root: Path, found: list[Leftover]) -> set[tuple[str, str]]:
     """The (item, task) pairs of ``found`` whose task is ticked in its tasks.md."""
-    from the_loop.spec.project import open_item  # the items only when there is something to clear
-    from the_loop.tasks import TaskState, read_tasks
 
     result: set[tuple[str, str]] = set()
     for item in sorted({left.item for left in found if left.item}):

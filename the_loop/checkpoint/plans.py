@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from the_loop.checkpoint import resets
+from the_loop.checkpoint.anchor import missing_tracked_log
 from the_loop.checkpoint.policy import Decision, context_line
 from the_loop.checkpoint.transaction import CommitSpec, Plan, new_id, wip_text
 from the_loop.errors import ConfigError, TemplateError
@@ -38,8 +39,6 @@ def ensure_log(ctx: ItemContext, title: str, phase: str) -> Path:
     path = ctx.item.artifacts["execution-log"].path
     if not path.exists():
         # A deleted but tracked log is restored, never replaced by a fresh one (issue 21).
-        from the_loop.checkpoint.anchor import missing_tracked_log
-
         gone = missing_tracked_log(ctx.project.root, path)
         if gone is not None:
             raise gone

@@ -23,6 +23,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.checkpoint.lock import project_lock
 from the_loop.config.state_folder import RESETS, damaged_state, read_json, state_dir, write_json
@@ -30,7 +31,6 @@ from the_loop.errors import LoopError, RefusedError, StateError
 from the_loop.io import clock
 from the_loop.io.textfile import read_limited
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up cost)
 if TYPE_CHECKING:
     from typing import BinaryIO
 

@@ -18,12 +18,13 @@ blocked | failed | interrupted, with ``lane``, ``attempts``, ``tokens``,
 from __future__ import annotations
 
 import os
+import socket
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.config.state_folder import read_json, state_dir, write_json
 
-TYPE_CHECKING = False  # `loop status` imports this module: typing stays off its path
 if TYPE_CHECKING:
     from typing import Any
 
@@ -45,7 +46,6 @@ def is_on(data: dict[str, Any] | None) -> bool:
     """Whether the run that wrote ``data`` is still going (its process alive, here)."""
     if not data or not data.get("active"):
         return False
-    import socket  # only once a run state exists
 
     if data.get("host") != socket.gethostname():
         return True
@@ -62,7 +62,6 @@ class RunState:
     """The coordinator's record of its run, written on every change."""
 
     def __init__(self, root: Path, item: str, *, run: str, parallel: int, agent: str, branch: str):
-        import socket  # the host name: only a run writes it
 
         self.root = root
         self.item = item

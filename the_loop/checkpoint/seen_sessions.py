@@ -26,12 +26,12 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.config.state_folder import read_json, state_dir, write_json
 from the_loop.errors import LoopError
 from the_loop.io import clock
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up cost)
 if TYPE_CHECKING:
     from typing import Any
 

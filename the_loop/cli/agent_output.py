@@ -28,6 +28,7 @@ from the_loop.driver.events import (
     TaskFailed,
     TaskStarted,
 )
+from the_loop.ledger.cost_text import tally_words
 
 
 class EventPrinter:
@@ -154,7 +155,6 @@ def _cost_rows(cost: dict[str, object] | None) -> list[tuple[str, str]]:
     """The ledger's totals (the numbers `loop cost` prints), when it has runs."""
     if not cost:
         return []
-    from the_loop.ledger.cost_text import tally_words
 
     return [
         ("ledger: work", tally_words(cost.get("work"))),

@@ -5,7 +5,10 @@ from __future__ import annotations
 import click
 
 from the_loop.cli.app import Env
+from the_loop.cli.cmd_phase import approver
 from the_loop.cli.output import dim, emit_json, good, json_option, wants_json
+from the_loop.spec.project import open_item
+from the_loop.workflow.adopt_item import adopt as adopt_item
 
 
 @click.command()
@@ -27,9 +30,6 @@ def adopt(env: Env, item_ref: str, by: str | None, json_output: bool) -> None:
     that has none and approves it, upstream first, with its content hash: from
     then on an edit makes it and everything downstream stale.
     """
-    from the_loop.cli.cmd_phase import approver
-    from the_loop.spec.project import open_item
-    from the_loop.workflow.adopt_item import adopt as adopt_item
 
     ctx = open_item(env.root, item_ref, cwd=env.cwd)
     result = adopt_item(ctx, approver(env.root, by))

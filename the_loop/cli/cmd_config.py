@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -15,7 +16,13 @@ from the_loop.cli.output import (
     json_option,
     wants_json,
 )
+from the_loop.config.loader import check_file, config_path
+from the_loop.config.loader import explain as explain_rows
+from the_loop.config.schema import schema_bytes
 from the_loop.errors import ExitCode, UnusableInputError
+from the_loop.findings import failing
+from the_loop.io import yamlio
+from the_loop.spec.project import open_item, open_project
 
 
 @click.group()
@@ -33,8 +40,6 @@ def validate(env: Env, files: tuple[Path, ...], json_output: bool) -> None:
     Exit 0 when every file is valid, 1 when any is invalid, 2 when a file is
     missing or unreadable.
     """
-    from the_loop.config.loader import check_file, config_path
-    from the_loop.findings import failing
 
     targets = list(files) or [config_path(env.root)]
     reports = []
@@ -84,8 +89,6 @@ def validate(env: Env, files: tuple[Path, ...], json_output: bool) -> None:
 @click.pass_obj
 def show(env: Env, item_ref: str | None, explain: bool, json_output: bool) -> None:
     """Print the effective config (defaults, config.yaml, overrides)."""
-    from the_loop.config.loader import explain as explain_rows
-    from the_loop.spec.project import open_item, open_project
 
     if item_ref:
         cfg = open_item(env.root, item_ref, cwd=env.cwd).config
@@ -105,7 +108,6 @@ def show(env: Env, item_ref: str | None, explain: bool, json_output: bool) -> No
                 f"{key.ljust(width)}  {_scalar(value)}  {click.style('# ' + origin, dim=True)}"
             )
         return
-    from the_loop.io import yamlio
 
     click.echo(yamlio.dump(cfg.data), nl=False)
 
@@ -117,7 +119,6 @@ def _origin_text(origin: str) -> str:
 
 
 def _scalar(value: object) -> str:
-    import json
 
     return json.dumps(value, ensure_ascii=False)
 
@@ -125,6 +126,5 @@ def _scalar(value: object) -> str:
 @config.command()
 def schema() -> None:
     """Print the config JSON Schema (point your editor at it)."""
-    from the_loop.config.schema import schema_bytes
 
     click.echo(schema_bytes().decode("utf-8"), nl=False)

@@ -6,6 +6,8 @@ import click
 
 from the_loop.cli.app import Env
 from the_loop.cli.output import dim, emit_json, json_option, wants_json
+from the_loop.ledger.cost_text import cost_table
+from the_loop.ledger.item_cost import item_cost
 
 
 @click.command()
@@ -22,8 +24,6 @@ def cost(env: Env, item_ref: str, json_output: bool) -> None:
     without a price shows tokens only. The forecast is the mean cost of the
     finished tasks times the tasks still open.
     """
-    from the_loop.ledger.cost_text import cost_table
-    from the_loop.ledger.item_cost import item_cost
 
     found = item_cost(env.root, item_ref, cwd=env.cwd)
     data = found.to_json()

@@ -8,6 +8,7 @@ import sys
 import click
 
 from the_loop.cli.app import Env
+from the_loop.hooks.dispatch import run_hook
 
 
 @click.command()
@@ -28,7 +29,6 @@ def hook(env: Env, event: str, harness: str) -> None:
     one line on stderr and in .the-loop/state/hooks/errors.log, so the
     harness is never broken by it.
     """
-    from the_loop.hooks.dispatch import run_hook
 
     # Arguments are checked by run_hook, not click: a usage error would exit 2,
     # which a harness reads as "block".

@@ -8,6 +8,8 @@ import click
 
 from the_loop.cli.app import Env
 from the_loop.cli.output import dim, emit_json, good, json_option, wants_json, warn
+from the_loop.config.loader import config_path
+from the_loop.workflow.init_project import init_project
 
 _COLOURS = {"created": "green", "updated": "green", "skipped": None, "needs-attention": "yellow"}
 
@@ -24,8 +26,6 @@ def init(env: Env, defaults: bool, dry_run: bool, json_output: bool) -> None:
     created, updated, skipped or needs attention. On a terminal it asks two
     questions unless --defaults is given.
     """
-    from the_loop.config.loader import config_path
-    from the_loop.workflow.init_project import init_project
 
     spec_dir, commit = None, True
     interactive = not defaults and sys.stdin.isatty() and not wants_json(env, json_output)

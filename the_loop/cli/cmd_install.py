@@ -9,6 +9,9 @@ import click
 
 from the_loop.cli.app import Env
 from the_loop.cli.output import dim, emit_json, good, heading, json_option, wants_json, warn
+from the_loop.hooks.commands import entry_point
+from the_loop.hooks.install import install as run_install
+from the_loop.hooks.install import uninstall as run_uninstall
 
 _WORDS = {
     "created": good("created "),
@@ -54,9 +57,6 @@ def install(
     install changes nothing; --uninstall restores a file you had byte for byte.
     `loop doctor` then shows whether the hooks fire.
     """
-    from the_loop.hooks.commands import entry_point
-    from the_loop.hooks.install import install as run_install
-    from the_loop.hooks.install import uninstall as run_uninstall
 
     if uninstall:
         result = run_uninstall(env.root, harness, dry_run=dry_run, local=local)

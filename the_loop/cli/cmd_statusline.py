@@ -7,6 +7,8 @@ import sys
 import click
 
 from the_loop.cli.app import Env
+from the_loop.errors import LoopError
+from the_loop.hooks.statusline import statusline_text
 
 _STDIN_LIMIT = 1 << 20  # the status-line JSON is a few KB; never hold more than this
 
@@ -19,8 +21,6 @@ def statusline(env: Env) -> None:
     Reads the status-line JSON Claude Code sends on stdin. Always exits 0 and
     prints one line, so the status bar never shows an error instead.
     """
-    from the_loop.errors import LoopError
-    from the_loop.hooks.statusline import statusline_text
 
     try:
         root = env.root

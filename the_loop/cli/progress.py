@@ -12,11 +12,10 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from the_loop.driver.events import Event, Merged
 

@@ -9,12 +9,15 @@ objects, never raw dicts.
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.config import schema
+from the_loop.config.env_overrides import environment_overrides
 from the_loop.config.project_root import CONFIG_DIR
 from the_loop.config.validation import validate
 from the_loop.errors import ConfigError, UnusableInputError, Where
@@ -23,7 +26,6 @@ from the_loop.io import yamlio
 from the_loop.io.content_cache import findings_from_plain, findings_to_plain, user_cache
 from the_loop.io.textfile import CONFIG_LIMIT, decode_utf8, read_limited
 
-TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
 if TYPE_CHECKING:
     from typing import Any
 
@@ -244,12 +246,10 @@ def with_environment(base: Config, env: Mapping[str, str]) -> Config:
     They sit over ``config.yaml`` (a deployment's setting); a work item's own
     overrides stay the most specific. See ``config/env_overrides.py``.
     """
-    from the_loop.config.env_overrides import environment_overrides
 
     found = environment_overrides(env)
     if not found:
         return base
-    import copy  # only a run with an override set needs it
 
     merged = copy.deepcopy(dict(base.data))
     origins = dict(base.origins)
@@ -308,7 +308,6 @@ def with_overrides(base: Config, overrides: Sequence[OverrideSource]) -> Config:
     ]
     if not sources:
         return base
-    import copy  # only items with overrides need it
 
     merged = copy.deepcopy(dict(base.data))
     origins = dict(base.origins)

@@ -13,7 +13,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from the_loop.config.schema import HINT, SchemaIssue
+from the_loop.config.schema import HINT, SchemaIssue, subschema
 
 _TYPE_NAMES = {
     "boolean": "true or false",
@@ -50,8 +50,6 @@ def _schema_hint(error: ValidationError) -> str | None:
     if hint is None and isinstance(error.parent, ValidationError):
         hint = error.parent.schema.get(HINT)
     if hint is None:  # e.g. an if/then branch: the key's own schema carries the hint
-        from the_loop.config.schema import subschema
-
         own = subschema(tuple(error.absolute_path))
         hint = own.get(HINT) if own else None
     return hint if isinstance(hint, str) else None

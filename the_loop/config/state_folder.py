@@ -18,13 +18,14 @@ import os
 import time
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.config.project_root import CONFIG_DIR
 from the_loop.errors import RefusedError, StateError, UnusableInputError, Where
+from the_loop.io import atomic
 from the_loop.io.content_cache import ContentCache
 from the_loop.io.textfile import read_limited
 
-TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
 if TYPE_CHECKING:
     from typing import Any
 
@@ -42,8 +43,6 @@ def state_dir(root: Path, *, create: bool = False) -> Path:
     """The state folder of the project at ``root`` (created on request, inside the project)."""
     folder = root / CONFIG_DIR / STATE
     if create:
-        from the_loop.io import atomic  # tempfile: only for commands that write
-
         _refuse_outside(root, folder)
         atomic.landing_place(folder)  # the lock, journal, records and cache live here
         try:
@@ -151,7 +150,6 @@ def damaged_state(path: Path, what: str) -> StateError:
 
 def write_json(path: Path, data: Any) -> None:
     """Write one state file atomically."""
-    from the_loop.io import atomic  # tempfile: only for commands that write
 
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic.write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")

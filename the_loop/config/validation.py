@@ -11,11 +11,11 @@ This module sits between ``schema`` (the schema's data) and ``schema_errors``
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from the_loop.config.schema import SchemaIssue, config_schema
 from the_loop.io.content_cache import user_cache
 
-TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
 if TYPE_CHECKING:
     from typing import Any
 

@@ -17,12 +17,12 @@ import heapq
 import re
 from collections.abc import Collection, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.errors import GitError, Where
 from the_loop.git.head import read_head
 from the_loop.git.opening import find_repo_root, git_dirs, repo_relative
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up cost)
 if TYPE_CHECKING:
     import git
 

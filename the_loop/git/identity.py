@@ -18,12 +18,12 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.errors import GitError, Where
 from the_loop.git.commands import run_git
 from the_loop.git.opening import find_repo_root, open_repo
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up cost)
 if TYPE_CHECKING:
     from typing import Literal
 

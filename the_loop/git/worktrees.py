@@ -22,10 +22,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.errors import GitError, Where
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from git import Repo
 

@@ -6,13 +6,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.checkpoint import seen_sessions as sessions
 from the_loop.checkpoint.seen_sessions import SessionRecord
 from the_loop.hooks.commands import loop_words
 from the_loop.hooks.payload import HookInput
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from the_loop.spec.project import Project
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.checkpoint import seen_sessions as sessions
 from the_loop.checkpoint.policy import Verdict, pressure_verdict
@@ -31,7 +32,6 @@ from the_loop.io import clock
 from the_loop.telemetry import Harness, Located, read_located
 from the_loop.workflow.session_reading import SessionPressure, numbers
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up cost)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -41,12 +41,13 @@ import time
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from the_loop import __version__
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level
-from the_loop.io import collector
+from the_loop.io import collector, resources
 
-TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
 if TYPE_CHECKING:
     from typing import Any, TypeVar
 
@@ -362,14 +363,11 @@ def code_stamp() -> str:
     """
     global _stamp
     if _stamp is None:
-        from the_loop import __version__
-        from the_loop.io.resources import resource_dir
-
         parts = [f"{FORMAT}:{__version__}:{sys.version_info[:2]}"]
         folders = [_PACKAGE]
         for kind in ("templates", "schema"):
             try:
-                folders.append(resource_dir(kind))
+                folders.append(resources.resource_dir(kind))
             except Exception:  # a broken install: its error comes from the reader
                 pass
         for top in folders:

@@ -23,6 +23,7 @@ callbacks run there too.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import selectors
 import signal
@@ -333,8 +334,6 @@ def _prctl() -> Callable[..., int] | None:
     if not _PRCTL:
         function: Callable[..., int] | None = None
         if sys.platform.startswith("linux"):
-            import ctypes  # only a run that must die with loop needs it
-
             try:
                 function = ctypes.CDLL(None, use_errno=True).prctl
             except (OSError, AttributeError):

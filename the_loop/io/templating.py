@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from the_loop.errors import TemplateError
+from the_loop.io.content_cache import private_folder, user_cache, user_cache_dir
 from the_loop.io.resources import resource_dir
 
 # What a template from config may do in one render: loop iterations in all, and
@@ -63,8 +64,6 @@ def _environment() -> Any:
 def _bytecode_cache() -> Any:
     """Jinja's compiled templates, kept in loop's one cache (in the user's cache folder)."""
     import jinja2
-
-    from the_loop.io.content_cache import private_folder, user_cache, user_cache_dir
 
     class KeptBytecode(jinja2.BytecodeCache):
         """A ``BytecodeCache`` whose store is ``content_cache``: same files, switch and limits.

@@ -18,10 +18,11 @@ import io
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.errors import Where
+from the_loop.io.content_cache import user_cache
 
-TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
 if TYPE_CHECKING:
     from typing import Any
 
@@ -62,7 +63,6 @@ def read_plain(text: str) -> tuple[dict[str, Any], dict[str, int]] | None:
     text is not a clean mapping (invalid, or another kind of value): the caller
     then loads it with :func:`parse`, which says what is wrong and where.
     """
-    from the_loop.io.content_cache import user_cache
 
     def decode(plain: Any) -> tuple[dict[str, Any], dict[str, int]] | None:
         if plain is None:

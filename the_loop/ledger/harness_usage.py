@@ -24,12 +24,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.ledger.tokens import Tokens
 from the_loop.telemetry.jsonl import count, field, parse_object, text
 from the_loop.telemetry.tail import TailReader
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -15,12 +15,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.errors import SpecError, Where
 from the_loop.findings import Finding, Level
 from the_loop.io import yamlio
 
-TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
 if TYPE_CHECKING:
     from typing import Any
 

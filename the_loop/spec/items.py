@@ -10,6 +10,7 @@ anything outside the spec folder.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ from the_loop.errors import UnusableInputError, UsageError, Where
 from the_loop.findings import Finding, Level
 from the_loop.io.textfile import SPEC_LIMIT, decode_utf8, read_limited
 from the_loop.spec.front_matter import FrontMatter, parse_front_matter
+from the_loop.tasks.order import detect_format
 
 ARTIFACT_FILES = {
     "brainstorm": "brainstorm.md",
@@ -220,7 +222,6 @@ def _resolve_path(spec_root: Path, ref: Path, cwd: Path) -> Path:
 
 
 def _not_found(spec_root: Path, ref: str, items: list[Path]) -> UsageError:
-    import difflib  # only when a name is not found
 
     names = [p.name for p in items]
     close = difflib.get_close_matches(ref, names, n=3)
@@ -290,8 +291,6 @@ def item_format(folder: Path, present: set[str], artifacts: dict[str, Artifact])
     if requirements.text is not None and _KIRO_REQUIREMENTS.search(requirements.text):
         return KIRO
     if tasks.text is not None:
-        from the_loop.tasks.order import detect_format  # only an item without front matter
-
         if detect_format(tasks.path, tasks.text) == KIRO:
             return KIRO
     return THE_LOOP

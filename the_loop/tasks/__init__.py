@@ -104,9 +104,11 @@ checkbox edit).
 
 from __future__ import annotations
 
+from importlib import import_module
+from typing import TYPE_CHECKING
+
 from the_loop.tasks.model import Task, TaskList, TaskState
 
-TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
 if TYPE_CHECKING:
     from the_loop.tasks.reader import parse_tasks, read_tasks
     from the_loop.tasks.values import test_command
@@ -140,7 +142,6 @@ def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
 
     value = getattr(import_module(module), name)
     globals()[name] = value  # later uses skip this hook

@@ -29,13 +29,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from the_loop.findings import Level
 from the_loop.tasks.assembly import Context, show_ids
 from the_loop.tasks.model import Task
 from the_loop.tasks.prose_dag import ProseDag
 
-TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
 if TYPE_CHECKING:
     from the_loop.tasks import mermaid  # its classes and patterns load with a flowchart
 

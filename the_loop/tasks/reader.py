@@ -14,18 +14,19 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.errors import UnusableInputError, Where
 from the_loop.findings import Level
 from the_loop.io.fences import closes_fence, open_fence
 from the_loop.io.textfile import SPEC_LIMIT, decode_utf8, read_limited
+from the_loop.tasks import mermaid
 from the_loop.tasks.assembly import Block, Context, Draft, assemble, field_line, has_task_id
 from the_loop.tasks.edges import resolve_source
 from the_loop.tasks.model import TaskList
-from the_loop.tasks.order import THE_LOOP, apply_order, detect_format
+from the_loop.tasks.order import THE_LOOP, apply_order, detect_format, read_waves
 from the_loop.tasks.prose_dag import DAG_HEADING_RE, ProseDag
 
-TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
 if TYPE_CHECKING:
     from the_loop.tasks import mermaid
 
@@ -419,13 +420,9 @@ class _Reader:
 
     def _close_chart(self, fence: _Fence) -> None:
         if fence.json is not None and "waves" in "".join(fence.json):
-            from the_loop.tasks.order import read_waves  # only a file with waves needs it
-
             self.waves_line = fence.line
             self.waves = read_waves(fence.json, fence.line, self.ctx)
         if fence.mermaid is not None:
-            from the_loop.tasks import mermaid  # only a file with a flowchart needs its reader
-
             chart = mermaid.parse_flowchart("\n".join(fence.mermaid), self.ctx.path, fence.line + 1)
             if chart is not None:
                 self.charts.append(chart)

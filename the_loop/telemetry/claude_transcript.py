@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.telemetry.jsonl import count, field, parse_object, text
 from the_loop.telemetry.reading import (
@@ -35,7 +36,6 @@ from the_loop.telemetry.tail import DEFAULT_BUDGET, TailLine, TailReader, size_w
 from the_loop.telemetry.window_choice import choose_window
 from the_loop.telemetry.windows import ONE_MILLION_SUFFIX
 
-TYPE_CHECKING = False  # typing is not imported at run time: every hook call would pay it
 if TYPE_CHECKING:
     from typing import Any
 

@@ -33,6 +33,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.telemetry.jsonl import count, field, parse_object, text
 from the_loop.telemetry.reading import (
@@ -45,7 +46,6 @@ from the_loop.telemetry.reading import (
 from the_loop.telemetry.tail import DEFAULT_BUDGET, TailLine, TailReader, size_words
 from the_loop.telemetry.window_choice import choose_window
 
-TYPE_CHECKING = False  # typing is not imported at run time: every hook call would pay it
 if TYPE_CHECKING:
     from typing import Any
 

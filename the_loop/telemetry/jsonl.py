@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing is not imported at run time: every hook call would pay it
 if TYPE_CHECKING:
     from typing import Any
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -212,7 +213,6 @@ def _home(env: Mapping[str, str]) -> Path:
 
 def _id_days(session_id: str) -> list[dt.date]:
     """The UTC day (and its neighbours, for local-time folders) a v7 thread id was made."""
-    import uuid  # (it loads `platform`: a few ms that only a Codex thread id needs)
 
     try:
         parsed = uuid.UUID(session_id)

@@ -17,8 +17,8 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing is not imported at run time: every hook call would pay it
 if TYPE_CHECKING:
     from typing import BinaryIO
 

@@ -8,8 +8,8 @@ An agent pays for every byte it reads. Lists that grow with the task graph
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
 if TYPE_CHECKING:
     from typing import TypeVar
 

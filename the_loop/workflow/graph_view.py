@@ -6,6 +6,7 @@ call builds nothing and loads plain data only.
 
 from __future__ import annotations
 
+from the_loop.dag.render import graph_json
 from the_loop.findings import Finding, Level
 from the_loop.io.content_cache import findings_from_plain, findings_to_plain
 from the_loop.workflow.item_report import ItemReport
@@ -28,7 +29,6 @@ def graph_answer(report: ItemReport) -> tuple[dict[str, object], list[Finding]]:
     tasks = report.item.artifacts["tasks"]
 
     def compute() -> tuple[dict[str, object], list[Finding]]:
-        from the_loop.dag.render import graph_json
 
         assert report.tasks is not None and report.dag is not None
         return graph_json(report.id, report.tasks, report.dag), graph_errors(report)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.config.loader import ALL_PHASES
 from the_loop.config.state_folder import project_cache
@@ -21,7 +22,6 @@ from the_loop.spec.items import HEAD_LIMIT, Artifact, load_item
 from the_loop.spec.project import ItemContext, item_context
 from the_loop.tasks import TaskList, TaskState
 
-TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
 if TYPE_CHECKING:
     from typing import Any
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.config.state_folder import journal_exists, resets_exist
 from the_loop.findings import counts
@@ -14,7 +15,6 @@ from the_loop.workflow.answer_limits import LIST_LIMIT, capped
 from the_loop.workflow.item_report import ItemReport, relative
 from the_loop.workflow.next_action import Action, next_action
 
-TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
 if TYPE_CHECKING:
     from the_loop.checkpoint import resets
     from the_loop.workflow.tick_evidence import TickProblem

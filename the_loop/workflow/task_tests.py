@@ -18,13 +18,14 @@ import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.errors import RefusedError, Where
 from the_loop.findings import Finding, Level
+from the_loop.io.processes import run as run_child
 from the_loop.tasks import Task, test_command
 from the_loop.tasks.values import test_text
 
-TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
 if TYPE_CHECKING:
     from the_loop.workflow.item_view import ItemView
 
@@ -178,7 +179,6 @@ def run_test(run: TestRun) -> Verification:
     stopped (a test's children too), and a background job the test leaves
     behind holding the output pipe is never waited for.
     """
-    from the_loop.io.processes import run as run_child  # subprocess: only a test that runs
 
     try:
         ran = run_child(run.argv, cwd=run.cwd, timeout=run.timeout, merge_stderr=True)

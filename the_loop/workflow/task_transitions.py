@@ -14,6 +14,7 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from the_loop.checkpoint import plans
 from the_loop.checkpoint import transaction as checkpoint
@@ -38,7 +39,6 @@ from the_loop.workflow import tick_evidence
 from the_loop.workflow.entry_text import concrete_did, concrete_next
 from the_loop.workflow.item_report import ItemReport
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up cost)
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 

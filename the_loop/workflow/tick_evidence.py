@@ -16,12 +16,12 @@ A log loop has never written to is not judged: there is nothing to compare with.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level
 from the_loop.tasks import TaskState
 
-TYPE_CHECKING = False  # typing is not imported at run time: it costs every cold start ~2 ms
 if TYPE_CHECKING:
     from collections.abc import Iterable
 

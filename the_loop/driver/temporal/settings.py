@@ -17,8 +17,12 @@ from typing import Any
 
 from the_loop.config.loader import Config
 from the_loop.driver.events import Listener, RunSummary
+from the_loop.driver.lanes.coordinator import drive_parallel
 from the_loop.driver.run import DriveOptions
+from the_loop.driver.temporal.target import Target
 from the_loop.errors import UsageError
+from the_loop.git import remote as git_remote
+from the_loop.git import worktrees
 from the_loop.spec.project import ItemContext
 
 DEFAULTS = {
@@ -85,7 +89,6 @@ def remote_backend(
 
 def target_of(backend: RemoteBackend) -> Any:
     """The ``Target`` (the module that imports ``temporalio`` is loaded here)."""
-    from the_loop.driver.temporal.target import Target
 
     return Target(
         address=backend.address,
@@ -105,9 +108,7 @@ def drive_on_temporal(
     backend: RemoteBackend,
 ) -> RunSummary:
     """The parallel coordinator with its lanes on Temporal workers."""
-    from the_loop.driver.lanes.coordinator import drive_parallel
     from the_loop.driver.temporal.executor import TemporalExecutor, integration_remote
-    from the_loop.git import worktrees
 
     root = ctx.project.root
     integration_remote(root, backend.remote)
@@ -119,8 +120,6 @@ def drive_on_temporal(
     )
     summary = drive_parallel(ctx, options, listener, parallel=parallel, executor=factory)
     # what landed is durable once it is on the remote: the workers' next bases come from it
-    from the_loop.git import remote as git_remote
-
     head = worktrees.head_of(root)
     git_remote.push(root, backend.remote, head, branch, force=False)
     return summary
