@@ -261,6 +261,25 @@ def test_stage_all_commits_every_change_however_many(git_repo: Path, count: int)
     assert git(git_repo, "status", "--porcelain").stdout == ""
 
 
+@pytest.mark.parametrize("stage", ["all", "tracked", "paths"])
+@pytest.mark.parametrize("alone", [True, False], ids=["alone", "beside an edit"])
+def test_a_deletion_already_staged_is_committed(git_repo: Path, stage: str, alone: bool) -> None:
+    """`git rm` (or a landed lane branch) leaves a path in neither index nor tree: a change."""
+    write(git_repo / "old.md", "old\n")
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-q", "-m", "setup")
+    git(git_repo, "rm", "-q", "old.md")
+    if not alone:
+        write(git_repo / "README.md", "# changed\n")
+
+    outcome = commit_checkpoint(git_repo, message=MESSAGE, stage=stage, paths=[Path("README.md")])
+
+    assert outcome.status == "committed"
+    expected = ["D\told.md"] if alone else ["D\told.md", "M\tREADME.md"]
+    assert committed_files(git_repo) == expected
+    assert git(git_repo, "status", "--porcelain").stdout == ""
+
+
 def test_stage_tracked_takes_tracked_changes_plus_the_given_paths(git_repo: Path) -> None:
     write(git_repo / "README.md", "# changed\n")
     write(git_repo / "spec" / "tasks.md", "- [x] 1\n")

@@ -122,7 +122,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "config-validation-accepts-all",
         "config validation accepts every config, however wrong",
-        "the_loop/config/schema.py",
+        "the_loop/config/validation.py",
         ("tests/config/test_config_loader.py",),
         function="validate",
         body="return []",
@@ -469,7 +469,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "a reset shown to the agent stays `prepared` instead of `dispatched`",
         "the_loop/checkpoint/resets.py",
         (JSON_DONE,),
-        function="mark_dispatched",
+        function="mark_dispatched_locked",  # the core marks under its own lock
         body="return record",
     ),
     Mutation(
@@ -496,5 +496,94 @@ MUTATIONS: tuple[Mutation, ...] = (
         ("tests/cli/test_truthful_cli.py::test_graph_names_its_errors_and_exits_1",),
         function="_echo_graph_errors",
         body="if errors:\n    raise click.exceptions.Exit(1)",
+    ),
+    # ---- the one cache (io/content_cache.py)
+    Mutation(
+        "stale-parse-cache-served",
+        "the cache serves an entry whose content hash no longer matches (an edit goes unseen)",
+        "the_loop/io/content_cache.py",
+        (
+            "tests/cli/test_reports_follow_the_files.py::"
+            "test_a_changed_file_is_never_answered_from_before[hand tick]",
+        ),
+        function="ContentCache.load_bytes",
+        body="""
+            entry = self._entry(purpose, path)
+            if entry is None:
+                return None
+            raw = read_regular_file(entry, MAX_ENTRY_BYTES)
+            if raw is None or not raw.startswith(_MAGIC):
+                return None
+            head_end = raw.find(b"\\n", len(_MAGIC))
+            try:
+                header = json.loads(raw[len(_MAGIC) : head_end])
+                stamp, kept_purpose, kept_path, digest, key = header
+                if (stamp, kept_purpose, kept_path) != (code_stamp(), purpose, str(path)):
+                    return None
+            except (ValueError, TypeError, OSError):
+                return None
+            return raw[head_end + 1 :] if head_end > 0 else None
+        """,
+    ),
+    Mutation(
+        "no-cache-switch-ignored",
+        "`LOOP_NO_CACHE=1` is ignored: cache files are still written (project and home)",
+        "the_loop/io/content_cache.py",
+        ("tests/io/test_no_cache.py",),
+        function="caches_allowed",
+        body="return True",
+    ),
+    # ---- today's capabilities: the order rule, the ledger, the merge queue
+    Mutation(
+        "parent-offered-before-children",
+        "a parent task is ready before its open required sub-tasks (Kiro/Spec Kit order rule)",
+        "the_loop/tasks/order.py",
+        (
+            "tests/tasks/test_order.py::test_ready_sets_walk_the_plan_in_order",
+            "tests/tasks/test_order.py::"
+            "test_kiro_order_is_the_dependency_and_a_parent_waits_for_its_required_children",
+        ),
+        function="_Order.families",
+        body="""
+            tasks = self.tasks
+            for i in sorted(self.parent):
+                p = self.parent[i]
+                ancestors = self._ancestors(i)
+                inherited = [d for d in self._deps(p) if d in self.first and d not in ancestors]
+                inherited = [d for d in inherited if not self._within(self.first[d], p)]
+                self.add(i, inherited)
+                if p in self.held:
+                    self.held.setdefault(i, self.held[p])
+                elif (unread := tasks[p].unread_depends_line) is not None:
+                    self.held.setdefault(i, unread)
+            for p in sorted(self.children, reverse=True):
+                self._derive_state(p)
+        """,
+    ),
+    Mutation(
+        "unpriced-model-charged-zero",
+        "the ledger charges $0 for a model with no price instead of leaving the dollars unknown",
+        "the_loop/ledger/prices.py",
+        ("tests/ledger/test_report.py::test_a_model_without_a_price_has_no_dollars_not_zero",),
+        function="dollars",
+        body="""
+            total = 0.0
+            for model, tokens in usage.items():
+                price = prices.get(model)
+                if price is not None:
+                    total += price.dollars(tokens)
+            return total
+        """,
+    ),
+    Mutation(
+        "merge-queue-skips-test-after-rebase",
+        "the parallel merge queue lands a rebased branch without running the task's test on it",
+        "the_loop/driver/lanes/merge_queue.py",
+        (
+            "tests/parallel/test_lanes.py::"
+            "test_a_branch_whose_test_fails_after_a_clean_rebase_is_evicted_not_landed",
+        ),
+        old="verification = run_test_in(attempt.test, path) if attempt.test else None",
+        new="verification = None",
     ),
 )

@@ -132,3 +132,37 @@ def test_setup_runs_in_each_worktree_and_a_failing_merge_check_stops_the_task(
     assert "run stopped during task 2" in (root / LOG).read_text()
     assert leftovers(root) == {"worktrees": 0, "branches": [], "leases": []}
     assert not (root / "setup-ran").exists()  # made in the worktrees, never merged
+
+
+# Each task deletes the file the other's test needs: no textual conflict, so the
+# rebase is clean, and only the task's test run after the rebase sees the break.
+DELETES_THE_OTHERS = (
+    "other = '2' if task == '1' else '1'\n"
+    "pathlib.Path(f'lib{other}.txt').unlink(missing_ok=True)\n" + WRITE_OWN
+)
+
+
+def test_a_branch_whose_test_fails_after_a_clean_rebase_is_evicted_not_landed(
+    tmp_path: Path,
+) -> None:
+    tasks = (
+        TaskSpec("1", "drop lib2", test="cat out/t1.txt lib1.txt"),
+        TaskSpec("2", "drop lib1", test="cat out/t2.txt lib2.txt"),
+    )
+    root = lane_project(tmp_path / "p", tasks, DELETES_THE_OTHERS, max_attempts=1)
+    (root / "lib1.txt").write_text("one\n")
+    (root / "lib2.txt").write_text("two\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "both libs")
+    done = loop_process(
+        root, "execute-tasks", "7", "--agent", "command", "--parallel", "2", "--json"
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    seen = events(done.stdout)
+    verdicts = [e for e in seen if e["event"] == "merge"]
+    landed = [e["task"] for e in verdicts if e["result"] == "landed"]
+    evicted = [e for e in verdicts if e["result"] == "evicted"]
+    assert len(landed) == 1 and [e["task"] for e in evicted] == ["2" if landed == ["1"] else "1"]
+    assert "after the rebase onto" in evicted[0]["detail"], evicted[0]
+    assert task_commits(root) == {landed[0]: 1}
+    assert git(root, "status", "--porcelain") == ""

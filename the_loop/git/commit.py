@@ -85,6 +85,9 @@ class _Change:
     untracked: bool
     staged: bool
     orig: str | None = None
+    # staged as deleted and absent from the working tree ("D."): the index already
+    # holds the deletion, and `git add` on a path it cannot find fails the commit
+    gone: bool = False
 
 
 def commit_checkpoint(
@@ -195,7 +198,10 @@ def _changes(top: Path) -> list[_Change]:
             changes.append(_Change(line[2:], untracked=True, staged=False))
         elif kind == "1":  # "1 XY sub mH mI mW hH hI path"
             fields = line.split(" ", 8)
-            changes.append(_Change(fields[8], untracked=False, staged=fields[1][0] != "."))
+            xy = fields[1]
+            changes.append(
+                _Change(fields[8], untracked=False, staged=xy[0] != ".", gone=xy == "D.")
+            )
         elif kind == "u":  # unmerged: "u XY sub m1 m2 m3 mW h1 h2 h3 path"
             changes.append(_Change(line.split(" ", 10)[10], untracked=False, staged=True))
 
@@ -289,7 +295,12 @@ def _add(top: Path, changes: list[_Change], wanted: set[str], stage: str) -> Non
         run_git(top, ["add", "-A"], hint=_HINT)
         return
     # -A on named paths stages their deletions too; literal: "a*.md" is that file
-    stdin = "".join(f"{path}\0" for path in sorted(wanted)).encode("utf-8")
+    gone = {c.path for c in changes if c.gone} - {c.path for c in changes if not c.gone}
+    named = sorted(wanted - gone)
+    if not named:
+        return  # only staged deletions: the index holds the commit already (an empty
+        # pathspec list would make `add -A` take the whole tree)
+    stdin = "".join(f"{path}\0" for path in named).encode("utf-8")
     run_git(
         top,
         ["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"],
