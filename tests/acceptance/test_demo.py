@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from helpers import REPO_ROOT, git
 
 
@@ -30,6 +31,7 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert "<!-- test-command -->" in ci  # CI reads the line from the README itself
 
 
+@pytest.mark.slow  # the whole example, about 5 s: the README command runs it, the quick run not
 def test_the_demo_walks_the_example_item_to_needs_review(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, str(REPO_ROOT / "examples" / "demo.py"), "--keep", str(tmp_path)],

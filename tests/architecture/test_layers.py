@@ -7,6 +7,7 @@ docs/architecture.md draws the layers; this test reads every module's imports
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,7 @@ def _top(path: Path) -> str:
     return rel.parts[0]
 
 
+@cache  # each module is parsed once per session, whichever rule asks
 def _imports(path: Path) -> list[tuple[int, str]]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found: list[tuple[int, str]] = []
