@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:
+    from the_loop.checkpoint.transaction import Outcome
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,22 @@ class CheckpointTaken(Event):
     reset: str
     reason: str
     lane: int | None = None
+
+    @classmethod
+    def of(
+        cls, outcome: Outcome, task: str | None, kind: str, lane: int | None = None
+    ) -> CheckpointTaken:
+        """The event of a checkpoint loop took (serial run or lane)."""
+        return cls(
+            task=task,
+            kind=kind,
+            by="loop",
+            checkpoint=outcome.id,
+            commit=outcome.commit,
+            reset=outcome.reset.reset.value,
+            reason=outcome.reset.reason,
+            lane=lane,
+        )
 
 
 @dataclass(frozen=True)

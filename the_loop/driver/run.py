@@ -519,17 +519,7 @@ class _Driver:
     # ---------------------------------------------------------------- reporting
 
     def _checkpoint(self, outcome: Outcome, task: str | None, *, kind: str) -> None:
-        self.listener(
-            CheckpointTaken(
-                task=task,
-                kind=kind,
-                by="loop",
-                checkpoint=outcome.id,
-                commit=outcome.commit,
-                reset=outcome.reset.reset.value,
-                reason=outcome.reset.reason,
-            )
-        )
+        self.listener(CheckpointTaken.of(outcome, task, kind))
 
     def _finished(self, task: Task, runs: int, turn: Turn, outcome: str, detail: str) -> None:
         self.listener(

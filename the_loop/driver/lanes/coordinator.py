@@ -667,18 +667,7 @@ class _Coordinator:
     def _checkpointed(
         self, outcome: checkpoint.Outcome, task: str | None, kind: str, lane: int | None
     ) -> None:
-        self.listener(
-            CheckpointTaken(
-                task=task,
-                kind=kind,
-                by="loop",
-                checkpoint=outcome.id,
-                commit=outcome.commit,
-                reset=outcome.reset.reset.value,
-                reason=outcome.reset.reason,
-                lane=lane,
-            )
-        )
+        self.listener(CheckpointTaken.of(outcome, task, kind, lane))
         if kind == "phase":
             self._close_reset(outcome)
 
