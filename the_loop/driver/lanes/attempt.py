@@ -12,6 +12,7 @@ worktree from a shared remote and push the branch it returns.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -71,6 +72,21 @@ class AttemptResult:
     finished_at: float = 0.0  # epoch seconds: the queue's order
     cwd: str = ""  # where the agent ran
     warnings: tuple[str, ...] = field(default_factory=tuple)
+
+    @classmethod
+    def without_work(
+        cls, attempt: Attempt, outcome: str, detail: str, seconds: float
+    ) -> AttemptResult:
+        """An attempt that came back with no branch head (it broke or failed for good)."""
+        return cls(
+            attempt=attempt,
+            outcome=outcome,
+            head=None,
+            detail=detail,
+            seconds=round(seconds, 3),
+            finished_at=time.time(),
+        )
+
     # The ledger records of its agent runs as JSON (``{"record", "total"}``: the session
     # total to move its cursor to), plain data that crosses any executor (Temporal's too);
     # the coordinator's thread appends them (a lane writes no shared file).

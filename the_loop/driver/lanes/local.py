@@ -87,11 +87,4 @@ class LocalExecutor:
 
 
 def _broken(attempt: Attempt, reason: str, started: float) -> AttemptResult:
-    return AttemptResult(
-        attempt=attempt,
-        outcome="broken",
-        head=None,
-        detail=reason,
-        seconds=round(time.monotonic() - started, 3),
-        finished_at=time.time(),
-    )
+    return AttemptResult.without_work(attempt, "broken", reason, time.monotonic() - started)

@@ -194,14 +194,7 @@ class TemporalExecutor:
 
 
 def _failed(attempt: Attempt, detail: str, started: float) -> AttemptResult:
-    return AttemptResult(
-        attempt=attempt,
-        outcome="failed",
-        head=None,
-        detail=detail,
-        seconds=round(time.time() - started, 3),
-        finished_at=time.time(),
-    )
+    return AttemptResult.without_work(attempt, "failed", detail, time.time() - started)
 
 
 def _said(exc: BaseException) -> str:
