@@ -10,25 +10,51 @@ handler (``the_loop.cli.handler``).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import Any
 
 
 def main() -> None:
     """Run ``loop`` with the command line of this process."""
+    sys.unraisablehook = _keep_interrupts(sys.unraisablehook)
     try:
         from the_loop.cli import main as cli_main
 
         cli_main()
     except KeyboardInterrupt:
         _interrupted()
+    except SystemExit:
+        if _swallowed:
+            _interrupted()
+        raise
     except Exception as exc:
         # Python 3.11 wraps an exception raised in ``__set_name__`` (a Ctrl-C while a
         # class is built, as modules load) in a RuntimeError.
         if not isinstance(exc.__cause__, KeyboardInterrupt):
             raise
         _interrupted()
+    if _swallowed:
+        _interrupted()
     # Always leave through SystemExit: Python 3.11 kills a process that returns normally
     # after a Ctrl-C was caught around exec() (dataclasses build methods with it).
     sys.exit(0)
+
+
+# A Ctrl-C that lands in a callback Python cannot raise from (the import system's
+# module-lock weakref callback, while modules load) is "unraisable": CPython would
+# print it as a traceback and carry on. It is kept here instead, and the command
+# still ends as an interrupted one, once it is done.
+_swallowed: list[KeyboardInterrupt] = []
+
+
+def _keep_interrupts(default: Callable[[Any], object]) -> Callable[[Any], object]:
+    def hook(unraisable: Any) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            _swallowed.append(unraisable.exc_value)
+            return
+        default(unraisable)
+
+    return hook
 
 
 def _interrupted() -> None:

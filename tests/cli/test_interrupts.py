@@ -138,6 +138,51 @@ def test_ctrl_c_right_as_loop_starts_exits_130(project: Path, site: Path) -> Non
     assert done.stderr == "interrupted\n"
 
 
+UNRAISABLE_SITE = textwrap.dedent(
+    """
+    import sys, weakref
+
+    class _Thing:
+        pass
+
+    def _ctrl_c(_ref):
+        raise KeyboardInterrupt
+
+    class _Unraisable:
+        # What a Ctrl-C inside the import system's module-lock callback looks like:
+        # a KeyboardInterrupt raised where Python cannot raise it.
+        def find_spec(self, name, path=None, target=None):
+            if name == "the_loop.cli":
+                sys.meta_path.remove(self)
+                thing = _Thing()
+                ref = weakref.ref(thing, _ctrl_c)
+                del thing
+            return None
+
+    sys.meta_path.insert(0, _Unraisable())
+    """
+)
+
+
+def test_ctrl_c_python_cannot_raise_still_ends_as_interrupted(
+    project: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "unraisable-site"
+    folder.mkdir()
+    (folder / "sitecustomize.py").write_text(UNRAISABLE_SITE)
+    env = {**os.environ, "PYTHONPATH": str(folder)}
+
+    done = subprocess.run(
+        [str(LOOP_BIN), "-C", str(project), "status", "7"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+
+    assert done.returncode == 130, done.stderr
+    assert done.stderr == "interrupted\n"
+
+
 # 30 processes interrupted at random points: about 25 s on two busy cores
 @pytest.mark.slow
 def test_ctrl_c_at_random_points_of_a_read_command(
