@@ -102,3 +102,27 @@ def loop_process() -> Callable[..., subprocess.CompletedProcess[str]]:
         )
 
     return run
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # pytest keeps the test modules it rewrote (for its assert messages) beside them
+    # only when bytecode may be written; with PYTHONDONTWRITEBYTECODE set, each xdist
+    # worker would rewrite all of them again on every run (~7 s each, here).
+    sys.dont_write_bytecode = False
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Compile loop's modules once, as ``pip install`` does for an installed copy.
+
+    The suite runs ``loop`` in thousands of child processes. An editable install
+    has no bytecode, and with ``PYTHONDONTWRITEBYTECODE`` set (CI shells often set
+    it) every child would compile all of loop's modules again (~70 ms each). Only
+    the controlling process compiles; xdist's workers find the files written.
+    """
+    if hasattr(session.config, "workerinput"):
+        return
+    import compileall
+
+    import the_loop
+
+    compileall.compile_dir(Path(the_loop.__file__).parent, quiet=1)

@@ -464,6 +464,7 @@ def test_task_done_loads_neither_the_transcript_readers_nor_the_test_runner(
     assert "the_loop.checkpoint.seen_sessions" not in imported  # --session given: no lookup
 
 
+@pytest.mark.slow
 def test_a_hanging_hook_is_stopped_and_the_checkpoint_rolled_back(project: Path) -> None:
     """checkpoint.hookTimeoutSeconds bounds git commit and its hooks; the lock is released."""
     import time

@@ -129,6 +129,7 @@ def test_two_task_done_on_the_same_task_exactly_one_lands(
     assert len(reset_records(project)) == 1
 
 
+@pytest.mark.slow
 def test_waiting_longer_than_the_timeout_fails_and_names_the_holder(project: Path) -> None:
     before = snapshot(project)
     with project_lock(project):
@@ -157,6 +158,7 @@ def test_waiting_longer_than_the_timeout_fails_and_names_the_holder(project: Pat
     assert journal(project) is None
 
 
+@pytest.mark.slow
 def test_waiting_within_the_timeout_gets_the_lock(project: Path) -> None:
     with project_lock(project):
         child = spawn(project, *done_args("1", "did one"), env={"LOOP_LOCK_TIMEOUT": "30"})

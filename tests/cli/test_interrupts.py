@@ -252,6 +252,7 @@ def commits_with_any_checkpoint(root: Path) -> list[str]:
     return [m for m in commits(root) if "Loop-Checkpoint: " in m]
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_a_verify_test_runs_exits_130_and_stops_the_test(
     tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, hermetic_env: Path, site: Path
 ) -> None:

@@ -807,6 +807,7 @@ def _entry(i: int) -> str:
     )
 
 
+@pytest.mark.slow
 def test_resume_brief_is_bounded_whatever_the_length_of_the_log(project: Path) -> None:
     ok(project, *DONE_1)
     with (project / LOG).open("a", encoding="utf-8") as handle:

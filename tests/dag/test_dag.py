@@ -380,6 +380,7 @@ def test_ladder_of_100() -> None:
     assert report.next == "1"
 
 
+@pytest.mark.slow
 def test_chain_of_100k() -> None:
     n = 100_000
     tasks = tuple(

@@ -27,6 +27,7 @@ def cache_files(*tops: Path) -> list[str]:
     return sorted(found)
 
 
+@pytest.mark.slow
 def test_no_command_writes_a_cache_file(
     tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, hermetic_env: Path
 ) -> None:

@@ -133,6 +133,7 @@ def test_ticks_and_the_pid(tmp_path: Path) -> None:
     assert len(ticks) >= 3 and ticks == sorted(ticks)
 
 
+@pytest.mark.slow
 def test_the_timeout_stops_a_command_that_ignores_sigterm(tmp_path: Path) -> None:
     started = time.monotonic()
     done = run(["sh", "-c", "trap '' TERM; sleep 30"], cwd=tmp_path, timeout=0.5, grace=0.5)

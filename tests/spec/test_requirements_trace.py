@@ -9,6 +9,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from the_loop.errors import Where
 from the_loop.findings import Finding, Level
 from the_loop.spec.requirements import RequirementSet, parse_requirements
@@ -312,6 +314,7 @@ def test_coverage_without_ids_is_empty() -> None:
 # --------------------------------------------------------------------------- #
 
 
+@pytest.mark.slow
 def test_a_hundred_thousand_tasks_trace_in_linear_time() -> None:
     reqs = reqs_of()
     cited = ("R1", "R2.1", "R2.2", "R9")

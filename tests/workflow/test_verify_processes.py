@@ -62,6 +62,7 @@ def test_a_background_job_does_not_make_loop_wait(
         os.kill(pid, signal.SIGKILL)
 
 
+@pytest.mark.slow
 def test_a_timed_out_test_is_stopped_with_its_children(
     tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, hermetic_env: Path
 ) -> None:
