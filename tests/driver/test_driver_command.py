@@ -176,6 +176,27 @@ def test_a_task_the_agent_checkpointed_itself_is_accepted(tmp_path: Path) -> Non
     ]
 
 
+def test_an_agent_that_checkpoints_itself_gets_loops_compaction_done(tmp_path: Path) -> None:
+    # Issue 21: the agent's own `task done` in the compacting turn used to close the
+    # compaction loop had just requested as "not seen" (skipped).
+    body = (
+        'pathlib.Path(f"done-{task}.txt").write_text("done\\n")\n'
+        'subprocess.run(["loop", "task", "done", "7", task, "--did", f"agent did {task}",'
+        ' "--next", "run `loop next 7` for the next ready task", "--tests", "by hand"],'
+        " check=True, capture_output=True)\n"
+    )
+    root, log = project(tmp_path, body, task_boundary="compact")
+
+    ran = loop_process(root, "execute-tasks", "7", "--agent")
+
+    assert ran.returncode == 0, ran.stderr
+    assert [r["start"] for r in runs(log)] == ["new", "compact", "compact", "compact"]
+    compacts = [h for h in reset_history(root) if h["mode"] == "compact"]
+    assert [h["state"] for h in compacts] == ["completed"] * 3, compacts
+    assert all("LOOP_SESSION_START=compact" in h["note"] for h in compacts)
+    assert "was not seen to happen" not in (root / LOG).read_text()
+
+
 def test_an_unfinished_run_is_resumed_with_continue(tmp_path: Path) -> None:
     body = (
         "if len(mine) == 1:\n"

@@ -206,6 +206,17 @@ class SessionKeeper:
         session = self.agent.new_session_id() if start is Start.NEW else self.session
         if start is not Start.NEW:
             self._remember(session)
+        if start is Start.COMPACT and pending is not None and session:
+            # The turn itself carries the request (LOOP_SESSION_START=compact): it is
+            # recorded as handed over now, before the program runs, because the
+            # program's own `loop task done` in this turn would otherwise find the
+            # compaction still open and close it as not seen.
+            how = (
+                f"{self.agent.kind.value}: requested with LOOP_SESSION_START=compact "
+                "as the run started (loop cannot see inside the program to check it)"
+            )
+            self._confirm(pending, session, how)
+            pending = None
         finished, reply = self._run(self.agent.turn(start, session, prompt), session, progress)
         self._settle(start, session, pending, finished, reply)
         if self.session is not None and self.session not in self.sessions:
@@ -261,12 +272,6 @@ class SessionKeeper:
             if pending is not None and pending.mode == "clear":
                 how = f"{self.agent.kind.value}: new session {established} started by the driver"
                 self._confirm(pending, established, how)
-        elif start is Start.COMPACT and pending is not None and finished.ok and session:
-            how = (
-                f"{self.agent.kind.value}: the run was started with LOOP_SESSION_START=compact "
-                "(loop cannot see inside the program to check it)"
-            )
-            self._confirm(pending, session, how)
 
     def _compact(self, invocation: Invocation, record: ResetRecord, progress: ProgressSink) -> None:
         session = self.session
