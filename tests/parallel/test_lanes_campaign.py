@@ -76,7 +76,8 @@ def _trial(tmp: Path, seed: int) -> None:
     assert (root / TASKS).read_text().count("- [x]") == len(ids), where
     assert task_commits(root) == {t: 1 for t in ids}, where
     for t in ids:
-        assert (root / "out" / f"t{t}.txt").read_text() == f"task {t}\n", where
+        out = root / "out" / f"t{t}.txt"
+        assert out.is_file() and out.read_text() == f"task {t}\n", f"task {t}: {where}"
     line = (root / "shared.txt").read_text().splitlines()[1]
     assert sorted(line.split(" +task ")[1:]) == sorted(plan["conflict"]), where
     assert leftovers(root) == {"worktrees": 0, "branches": [], "leases": []}, where

@@ -122,3 +122,38 @@ def _doctor_lists_and_repairs(root: Path) -> None:
     for task in ("1", "2"):  # the killed agents' uncommitted part, kept on their branches
         files = git(root, "show", "--name-only", "--format=", f"loop/issue-7/{task}").split()
         assert files == [f"out/p{task}.txt"]
+
+
+def test_a_rerun_after_another_task_landed_keeps_what_landed(tmp_path: Path) -> None:
+    # Found by the lanes campaign: task 1's worktree, left at the old base by a killed
+    # run, was folded onto the new head with its old files, so task 1's checkpoint
+    # commit undid task 2's, which had landed in between.
+    flag = tmp_path / "hang"
+    flag.write_text("")
+    body = (
+        f"flag = pathlib.Path({str(flag)!r})\n"
+        "pathlib.Path('out').mkdir(exist_ok=True)\n"
+        "pathlib.Path(f'out/p{task}.txt').write_text('part\\n')\n"
+        "if task == '1' and flag.exists():\n"
+        "    time.sleep(120)\n" + WRITE_OWN
+    )
+    tasks = tuple(TaskSpec(str(n), f"part {n}", test=f"test -f out/t{n}.txt") for n in (1, 2))
+    root = lane_project(tmp_path / "p", tasks, body)
+    log = tmp_path / "agent" / "runs.jsonl"
+    run = spawn_loop(root, "execute-tasks", "7", "--agent", "command", "--parallel", "2")
+    wait_for(lambda: "2" in task_commits(root), timeout=60, what="task 2 to land")
+    pids = [r["pid"] for r in agent_runs(log)]
+    run.send_signal(signal.SIGKILL)
+    run.communicate(timeout=60)
+    wait_for(lambda: not any(alive(pid) for pid in pids), timeout=15, what="agents to stop")
+    flag.unlink()
+
+    again = loop_process(root, "execute-tasks", "7", "--agent", "command", "--parallel", "2")
+
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert task_commits(root) == {"1": 1, "2": 1}
+    assert (root / "out" / "t2.txt").read_text() == "task 2\n"
+    assert checkpoint_files(root)["1"] == [
+        ",".join(sorted(["out/p1.txt", "out/t1.txt", TASKS, LOG]))
+    ]
+    assert git(root, "status", "--porcelain") == ""

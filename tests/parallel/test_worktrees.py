@@ -51,6 +51,28 @@ def test_an_existing_branch_is_reused_with_its_commits(repo: Path) -> None:
     assert again == sha and (path / "a.txt").read_text() == "work\n"
 
 
+def test_a_reused_branch_from_an_older_base_folds_onto_its_own_fork(repo: Path) -> None:
+    # A killed run left task 1's worktree at the old base; task 3 landed meanwhile, and
+    # the rerun's attempt names the new head as its base. Folding onto the new head with
+    # the old files would record task 3's work as undone in task 1's commit.
+    path, old_base = _lane(repo, "1")
+    (path / "one.txt").write_text("task 1\n")
+    (repo / "three.txt").write_text("task 3\n")
+    (repo / "shared.txt").write_text("one\ntwo +task 3\nthree\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "task 3 landed")
+    new_base = wt.head_of(repo)
+
+    sha, _ = wt.squash_work(path, new_base, "task 1 work", loop_owned=("tasks.md",))
+
+    assert sha is not None
+    assert git(path, "rev-parse", f"{sha}^").strip() == old_base
+    assert git(path, "diff", "--name-status", f"{sha}^", sha).split() == ["A", "one.txt"]
+    rebased = wt.rebase_onto(path, new_base)
+    assert rebased.ok and rebased.head is not None
+    assert git(path, "diff", "--name-status", new_base, rebased.head).split() == ["A", "one.txt"]
+
+
 def test_squash_folds_agent_commits_and_drops_loop_owned_edits(repo: Path) -> None:
     path, base = _lane(repo, "1")
     (path / "a.txt").write_text("a\n")

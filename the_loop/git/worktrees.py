@@ -236,14 +236,19 @@ def _setup_files(repo: Repo) -> list[str]:
 def squash_work(
     path: Path, base: str, message: str, *, loop_owned: tuple[str, ...]
 ) -> tuple[str | None, tuple[str, ...]]:
-    """The work at ``path`` as one commit on ``base``; returns (commit or None, dropped paths).
+    """The work at ``path`` as one commit on its fork from ``base``; (commit or None, dropped).
 
-    Commits the agent made itself are folded in. ``loop_owned`` paths (repository
-    relative) are put back as ``base`` has them: only loop writes ``tasks.md`` and
-    the execution log, on the integration branch. Files ``parallel.setup`` made
-    (``record_setup_files``) stay out. None when nothing is left to commit.
+    Commits the agent made itself are folded in. The commit's parent is where the
+    branch left ``base``'s history (their merge base): ``base`` itself for a new
+    worktree, an older commit for a branch a killed run left behind. Folding that
+    older tree onto ``base`` would record every change landed since as undone.
+    ``loop_owned`` paths (repository relative) are put back as the fork has them:
+    only loop writes ``tasks.md`` and the execution log, on the integration branch.
+    Files ``parallel.setup`` made (``record_setup_files``) stay out. None when
+    nothing is left to commit.
     """
     repo = _open(path)
+    base = _run(repo, "merge-base", "HEAD", base, what="finding the lane's fork").strip()
     _run(repo, "reset", "--quiet", "--soft", base, what="folding the lane's commits")
     _run(repo, "add", "-A", what="staging the lane's work")
     environment = _setup_files(repo)
