@@ -10,7 +10,7 @@ Kiro (``.kiro/specs/<feature>/tasks.md``, also cc-sdd):
 
 * A task is a checkbox list item at any indent whose text starts with a dotted id
   (``1.``, ``2.1``); ``- [ ]*`` marks it optional. ``N.M`` is a sub-task of ``N``.
-* Each task waits for the required sibling above it (its parent's list, or the top
+* Each task waits for the required siblings above it (its parent's list, or the top
   level); a parent waits for its required sub-tasks and is done exactly when they
   are; every sub-task waits for whatever its parent waits for.
 * Nothing waits for an optional task.
@@ -212,6 +212,17 @@ _FENCE = re.compile(r"\s*(```|~~~)\s*(\w*)")
 _CHECKPOINT = re.compile(r"[\W_]*checkpoint\b", re.IGNORECASE)
 
 
+def _parent(tid: str, above: set[str]) -> str | None:
+    """The nearest task above whose id prefixes ``tid`` (``2.1`` → ``2``); a group
+    heading (``### 2. Reading``) is no task, so its ``2.1`` is a top-level task."""
+    parts = tid.split(".")[:-1]
+    while parts:
+        if ".".join(parts) in above:
+            return ".".join(parts)
+        parts.pop()
+    return None
+
+
 def _canonical(dotted: str) -> str:
     return ".".join(str(int(part)) for part in dotted.split("."))
 
@@ -253,7 +264,7 @@ def _tasks(
             while mk := _MARKER.match(title):
                 markers.append(mk.group(1))
                 title = title[mk.end() :]
-            parent = tid.rsplit(".", 1)[0] if "." in tid else None
+            parent = _parent(tid, {t.id for t in tasks})
             tasks.append(
                 PlanTask(
                     id=tid,
@@ -296,11 +307,16 @@ def _kiro_order(plan: Plan, blocks: list[tuple[range, str]]) -> None:
 
 
 def _sibling_order(plan: Plan, listed: set[str]) -> None:
-    """Each task waits for the required sibling above it, unless waves order both."""
+    """Each task waits for the required siblings above it, unless waves order both.
+
+    Every sibling above, not only the nearest: where order is the dependency, a ticked
+    task does not release the open ones before it, and a task the waves leave out
+    still comes after everything above it (``docs/formats.md``).
+    """
     for i, t in enumerate(plan.tasks):
-        above = [u for u in plan.tasks[:i] if u.parent == t.parent and not u.optional]
-        if above and not (above[-1].id in listed and t.id in listed):
-            _add(plan, above[-1].id, t.id)
+        for u in plan.tasks[:i]:
+            if u.parent == t.parent and not u.optional and not (u.id in listed and t.id in listed):
+                _add(plan, u.id, t.id)
 
 
 def _wave_order(plan: Plan, waves: list[list[str]]) -> None:
