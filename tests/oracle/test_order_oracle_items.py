@@ -47,9 +47,18 @@ ITEMS_ROOT = Path(__file__).resolve().parent / "items"
 PROJECTS = {"kiro": ".kiro/specs", "spec-kit": "specs"}
 
 # (item, check) → why loop differs from the oracle today, as a strict xfail.
-# Empty: the one gap the first run found (Spec Kit's `(depends on T003)` kept its `)`
-# and held the task back for good) is fixed in the_loop/tasks/assembly.py.
-GAPS: dict[tuple[str, str], str] = {}
+# Fixed since the first run: Spec Kit's `(depends on T003)` kept its `)` and held the
+# task back for good (002-cli-export); a task the waves leave out waited only for the
+# one just above it (docs-site). Left: a question for the order rule.
+_LISTED_AFTER_UNLISTED = (
+    "a task a wave lists does not wait for an unlisted task above it: loop offers wave 0 "
+    "beside task 1, which the file puts first; docs/formats.md replaces the file order only "
+    "'among the tasks they list', so the oracle keeps 1 before 2 and 3"
+)
+GAPS: dict[tuple[str, str], str] = {
+    ("onboarding-emails", check): _LISTED_AFTER_UNLISTED
+    for check in ("edges", "ready", "unticked", "walk")
+}
 
 # item → why its ready set is only checked to be safe (a subset), not equal.
 AMBIGUOUS: dict[str, str] = {}
