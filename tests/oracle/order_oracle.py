@@ -26,9 +26,10 @@ Spec Kit (``specs/NNN-feature/tasks.md``):
   a ``[P]`` run waits only for the task before the run. Runs end at a phase heading.
 * Every task of a ``## Phase`` waits for every task of the phase before it.
 
-Both: ``depends on`` statements in a task's own text (``(depends on T003)``,
-``_Depends on:_ 1, 2``) and the mermaid charts and DAG chains ``dag_oracle`` reads
-are unioned with the order. A statement this reader cannot read is listed in
+Both: ``depends on`` statements in a task's own text, where they start a sentence or
+follow ``—``, ``;`` or ``(`` (``(depends on T003)``, ``_Depends on:_ 1, 2``), lines
+labelled ``Critical path:``/``DAG:``/``Order:``, and the mermaid charts and DAG chains
+``dag_oracle`` reads are unioned with the order. A statement this reader cannot read is listed in
 ``unread`` and holds its task back.
 
 Readiness: a task may start when it is open, is not a parent of required work, and
@@ -439,6 +440,9 @@ def _ids(value: str) -> list[str] | None:
 
 def _depends(plan: Plan, tid: str, lineno: int, text: str) -> None:
     for m in _DEPENDS.finditer(text):
+        before = text[: m.start()].rstrip(" \t*_-")
+        if before and before[-1] not in ".;:—–·|(!?" and not m.group(1):
+            continue  # "the table US2 depends on": mid-sentence, prose
         rest = text[m.end() :]
         if m.group(1):  # "(depends on T3)": the clause ends with its parenthesis
             value = rest.split(")", 1)[0]
