@@ -32,9 +32,11 @@ labelled ``Critical path:``/``DAG:``/``Order:``, and the mermaid charts and DAG 
 ``dag_oracle`` reads are unioned with the order. A statement this reader cannot read is listed in
 ``unread`` and holds its task back.
 
-Readiness: a task may start when it is open, is not a parent of required work, and
-every task it waits for, directly or through other tasks, is done. A ticked task
-does not release open work above it.
+Readiness: a task may start when it is open, is not a parent of required work, every
+task it waits for directly is done, and so is every task before it by order, through
+any number of others: where order is the dependency, a ticked task does not release
+the open work above it. What only a statement orders is released by a tick, as in
+the-loop's own files (a done task that depends on an open one is a warning there).
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ class Plan:
     format: str
     tasks: list[PlanTask]
     edges: set[Pair] = field(default_factory=set)
+    order: set[Pair] = field(default_factory=set)  # the edges the format's order implies
     stated: dict[Pair, set[int]] = field(default_factory=dict)  # explicit edges → lines
     unread: list[Unread] = field(default_factory=list)
     wave_lines: range = range(0)
@@ -122,18 +125,25 @@ class Plan:
         known = set(self.ids)
         return {(a, b) for a, b in self.edges if a not in known}
 
-    def waits_for(self, tid: str) -> set[str]:
-        """Every task ``tid`` waits for, directly or through others (unknown ids too)."""
+    def waits_for(self, tid: str, edges: set[Pair] | None = None) -> set[str]:
+        """Every task ``tid`` waits for along ``edges`` (all by default), directly or
+        through others (unknown ids too)."""
         seen: set[str] = set()
         todo = [tid]
         while todo:
             cur = todo.pop()
-            for a, b in self.edges:
+            for a, b in self.edges if edges is None else edges:
                 if b == cur and a not in seen:
                     seen.add(a)
                     todo.append(a)
         seen.discard(tid)
         return seen
+
+    def blockers(self, tid: str) -> set[str]:
+        """What must be done before ``tid`` may start: every task it waits for directly,
+        and every task before it by order, through any number of others (a tick does not
+        release order; a ticked task does release what only a statement made it wait for)."""
+        return {a for a, b in self.edges if b == tid} | self.waits_for(tid, self.order)
 
     def ready(self) -> set[str]:
         """The tasks that may start now."""
@@ -143,7 +153,7 @@ class Plan:
         for t in self.tasks:
             if done[t.id] or self.required_children(t.id) or t.id in held:
                 continue
-            if all(done.get(d, False) for d in self.waits_for(t.id)):
+            if all(done.get(d, False) for d in self.blockers(t.id)):
                 out.add(t.id)
         return out
 
@@ -293,8 +303,10 @@ def _tasks(
 # The order each format implies
 
 
-def _add(plan: Plan, dep: str, task: str) -> None:
+def _add(plan: Plan, dep: str, task: str, *, stated: bool = False) -> None:
     plan.edges.add((dep, task))
+    if not stated:
+        plan.order.add((dep, task))
 
 
 def _kiro_order(plan: Plan, blocks: list[tuple[range, str]]) -> None:
@@ -351,7 +363,7 @@ def _inherit(plan: Plan) -> None:
         if t.parent in by_id:
             inherited = {a for a, b in plan.edges if b == t.parent}
             for dep in inherited - _descendants(plan, t.parent) - {t.parent}:
-                _add(plan, dep, t.id)
+                _add(plan, dep, t.id, stated=(dep, t.parent) not in plan.order)
 
 
 def _ancestors(plan: Plan, tid: str) -> set[str]:
@@ -454,7 +466,7 @@ def _depends(plan: Plan, tid: str, lineno: int, text: str) -> None:
             plan.unread.append(Unread(lineno, tid, m.group(0) + value))
             continue
         for dep in deps:
-            _add(plan, dep, tid)
+            _add(plan, dep, tid, stated=True)
             plan.stated.setdefault((dep, tid), set()).add(lineno)
 
 
@@ -478,5 +490,5 @@ def _labelled_chains(plan: Plan, lines: list[str]) -> None:
         for left, right in zip(groups, groups[1:], strict=False):
             for dep in left or []:
                 for task in right or []:
-                    _add(plan, dep, task)
+                    _add(plan, dep, task, stated=True)
                     plan.stated.setdefault((dep, task), set()).add(n)

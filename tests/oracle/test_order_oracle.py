@@ -156,3 +156,16 @@ def test_closure_and_where_a_file_says_its_format() -> None:
     assert detect(Path("/p/specs/004-feature/tasks.md")) == SPEC_KIT
     with pytest.raises(ValueError, match="neither"):
         detect(Path("/p/docs/specs/issue-1/tasks.md"))
+
+
+def test_a_tick_releases_what_a_statement_orders_but_not_the_order() -> None:
+    plan = parse_plan(
+        "- [x] 1. a\n- [ ] 2. b\n- [ ] 3. c\n  - [x] 3.1 d\n    - _Depends on: 2_\n"
+        "  - [ ]* 3.2 e\n\n" + _waves('"1"', '"2", "3"'),
+        KIRO,
+    )
+    assert ("2", "3.1") in plan.edges and ("2", "3.1") not in plan.order
+    assert ("3.1", "3.2") in plan.order
+    # 3.2 comes after the ticked 3.1 by order; 3.1 waits for the open 2 only by its field.
+    assert plan.blockers("3.2") == {"1", "3.1"}
+    assert plan.ready() == {"2", "3.2"}

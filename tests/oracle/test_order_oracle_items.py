@@ -24,7 +24,9 @@ test:
 Two more tests work on a temporary copy of each item: one unticks every box (with
 nothing done, only the first tasks of the order may start); the other plays the
 parallel runner, ticking every task ``next --all-ready`` offers, and compares the
-ready set at every step until the plan is done or nothing more may start.
+ready set at every step until the plan is done or nothing more may start. A last one
+ticks each item's boxes at random, 40 times, and compares the engine's ready set
+(``parse_tasks`` and ``analyze`` in-process, for speed) with the oracle's.
 
 A difference goes into ``GAPS`` as a strict ``xfail`` with its reason, so this file
 documents it; when loop is fixed the XPASS fails and the mark goes.
@@ -33,6 +35,7 @@ documents it; when loop is fixed the XPASS fails and the mark goes.
 from __future__ import annotations
 
 import json
+import random
 import re
 import shutil
 from collections.abc import Callable
@@ -41,10 +44,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from order_oracle import Plan, closure, read_plan
+from order_oracle import Plan, closure, detect, parse_plan, read_plan
+
+from the_loop.dag.analysis import analyze
+from the_loop.tasks import parse_tasks
 
 ITEMS_ROOT = Path(__file__).resolve().parent / "items"
 PROJECTS = {"kiro": ".kiro/specs", "spec-kit": "specs"}
+TICK_PATTERNS = 40  # random tick states per item, read in-process
 
 # (item, check) → why loop differs from the oracle today, as a strict xfail.
 # Fixed since the first run: Spec Kit's `(depends on T003)` kept its `)` and held the
@@ -57,7 +64,7 @@ _LISTED_AFTER_UNLISTED = (
 )
 GAPS: dict[tuple[str, str], str] = {
     ("onboarding-emails", check): _LISTED_AFTER_UNLISTED
-    for check in ("edges", "ready", "unticked", "walk")
+    for check in ("edges", "ready", "unticked", "walk", "ticks")
 }
 
 # item → why its ready set is only checked to be safe (a subset), not equal.
@@ -291,3 +298,26 @@ def test_ticking_what_loop_offers_walks_the_plan_in_the_rule_s_order(
     done = plan.done()
     left = {t.id for t in plan.tasks if not t.optional and not done[t.id]}
     assert left == held_back(plan) & left, f"never offered: {sorted(left - held_back(plan))}"
+
+
+def _tick_pattern(text: str, rng: random.Random) -> str:
+    """Every box of ``text`` ticked or opened at random (optional marks kept)."""
+    return _ANY_BOX.sub(lambda m: m.group(1) + ("[x]" if rng.random() < 0.5 else "[ ]"), text)
+
+
+_ANY_BOX = re.compile(r"^(\s*[-*+]\s+)\[[ xX-]\]", re.MULTILINE)
+
+
+@pytest.mark.parametrize(("item", "check"), _params(("ticks",)))
+def test_random_ticks_never_open_a_task_the_rule_holds_back(item: Item, check: str) -> None:
+    """Ticks in any order (a parent before its sub-tasks, a later task before an earlier
+    one): the engine's ready set, read in-process for speed, stays the oracle's."""
+    text = item.tasks.read_text(encoding="utf-8")
+    where = item.tasks.relative_to(item.root)
+    rng = random.Random(item.name)
+    for _ in range(TICK_PATTERNS):
+        ticked = _tick_pattern(text, rng)
+        plan = parse_plan(ticked, detect(item.tasks))
+        ready = set(analyze(parse_tasks(ticked, where)).ready)
+        assert ready <= plan.ready(), ticked
+        assert item.name in AMBIGUOUS or ready == plan.ready(), ticked
