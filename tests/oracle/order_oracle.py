@@ -333,10 +333,11 @@ def _sibling_order(plan: Plan, listed: set[str]) -> None:
 
 
 def _wave_order(plan: Plan, waves: list[list[str]]) -> None:
-    """Wave k waits for wave k - 1 (an id the file does not list too: it holds k back)."""
+    """Wave k waits for wave k - 1, and so for every wave before it: each of their
+    required tasks (an id the file does not list too: it holds the next wave back)."""
     by_id = {t.id: t for t in plan.tasks}
-    for before, after in zip(waves, waves[1:], strict=False):
-        for dep in before:
+    for k, after in enumerate(waves):
+        for dep in (d for before in waves[:k] for d in before):
             for task in after:
                 if task in by_id and not (dep in by_id and by_id[dep].optional):
                     _add(plan, dep, task)
@@ -352,7 +353,7 @@ def _checkpoints(plan: Plan) -> None:
             if not u.optional and u.id not in family:
                 _add(plan, u.id, c.id)
         for w in plan.tasks[i + 1 :]:
-            if w.id not in family:
+            if w.id not in family and not c.optional:  # nothing waits for an optional task
                 _add(plan, c.id, w.id)
 
 

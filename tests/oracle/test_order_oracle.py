@@ -91,7 +91,7 @@ def test_a_wave_naming_an_unknown_task_holds_the_next_wave_back() -> None:
     plan = parse_plan(
         "- [x] 1. a\n- [ ] 2. b\n- [ ] 3. c\n\n" + _waves('"1", "9"', '"2"', '"3"'), KIRO
     )
-    assert plan.dangling() == {("9", "2")}
+    assert plan.dangling() == {("9", "2"), ("9", "3")}  # wave 2 waits for waves 0 and 1
     assert plan.ready() == set()
     assert "9" in plan.waits_for("3")
 
@@ -169,3 +169,8 @@ def test_a_tick_releases_what_a_statement_orders_but_not_the_order() -> None:
     # 3.2 comes after the ticked 3.1 by order; 3.1 waits for the open 2 only by its field.
     assert plan.blockers("3.2") == {"1", "3.1"}
     assert plan.ready() == {"2", "3.2"}
+
+
+def test_a_wave_of_optional_tasks_only_does_not_release_the_next() -> None:
+    plan = parse_plan("- [ ] 1. a\n- [ ]* 2. b\n- [ ] 3. c\n\n" + _waves('"1"', '"2"', '"3"'), KIRO)
+    assert plan.ready() == {"1"}  # 3 waits for 1 although wave 1 holds only the optional 2
