@@ -25,7 +25,7 @@ from order_oracle import KIRO, SPEC_KIT, parse_plan
 from the_loop.dag.analysis import analyze
 from the_loop.tasks import parse_tasks
 
-SEEDS = range(200)
+SEEDS = range(120)
 
 
 def _box(rng: random.Random, p: float = 0.4) -> str:
