@@ -38,13 +38,6 @@ def test_spec_kit_plans_with_phases_and_parallel_runs(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", SAMPLE)
 def test_kiro_plans_with_waves(seed: int) -> None:
-    rng = random.Random(seed)
-    top = [generated.Node(str(n), done=rng.random() < 0.4) for n in range(1, rng.randint(2, 8) + 1)]
-    ids = [n.id for n in top]
-    waves: list[list[str]] = []
-    while ids:
-        take = rng.randint(1, len(ids))
-        waves.append(ids[:take])
-        ids = ids[take:]
+    top, waves = generated.draw_waves(random.Random(seed))
     text = generated.write_waves(top, waves)
     assert parse_plan(text, KIRO).ready() == generated.wave_ready(top, waves), text
