@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from helpers import git
 
 from the_loop.git.history import checkpoint_commits
@@ -76,3 +77,46 @@ def test_replace_refs_are_not_followed(git_repo: Path) -> None:
     assert "Loop-Checkpoint" not in git(git_repo, "log", "-1", "--format=%B").stdout
 
     assert checkpoint_commits(git_repo) == {"ck-1": sha}
+
+
+def _log_commit(repo: Path, log: Path, line: str, message: str) -> str:
+    with log.open("a") as handle:
+        handle.write(line + "\n")
+    git(repo, "add", str(log))
+    return _commit(repo, message)
+
+
+def test_a_logs_questions_read_only_the_commits_that_changed_it(
+    git_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A long-lived repository has tens of thousands of commits; status asks about one
+    # item's log, so only the commits that changed that log may be read.
+    log = git_repo / "docs" / "specs" / "issue-7" / "execution-log.md"
+    log.parent.mkdir(parents=True)
+    first = _log_commit(git_repo, log, "entry 1", "checkpoint 1\n\nLoop-Checkpoint: ck-1\n")
+    for n in range(30):
+        _commit(git_repo, f"unrelated work {n}")
+    second = _log_commit(git_repo, log, "entry 2", "checkpoint 2\n\nLoop-Checkpoint: ck-2\n")
+    _log_commit(git_repo, log, "entry 2, edited", "a hand edit of the log, no checkpoint")
+    for n in range(30):
+        _commit(git_repo, f"more unrelated work {n}")
+    import git as gitpython
+
+    from the_loop.git import history
+
+    read: list[str] = []
+    real = gitpython.Commit
+
+    def counting(repo: object, binsha: bytes, *args: object, **kwargs: object) -> object:
+        read.append(binsha.hex())
+        return real(repo, binsha, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(gitpython, "Commit", counting)
+    monkeypatch.setattr(history, "_PAGE", 2)  # pages of two: the paging is walked too
+
+    found = checkpoint_commits(git_repo, wanted={"ck-1", "ck-2"}, log=log)
+    version = history.checkpoint_version(git_repo, log)
+
+    assert found == {"ck-1": first, "ck-2": second}
+    assert version == (second, "entry 1\nentry 2\n")
+    assert len(read) == 3 + 2  # the three commits of the log, then the newest two again

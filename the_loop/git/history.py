@@ -9,6 +9,12 @@ trailer; a rebase that keeps the messages keeps the trailers, so the id is
 looked for, not the sha; a squash folds the messages into one, so a
 ``Loop-Checkpoint:`` line anywhere in a message counts, not only in its
 trailer block.
+
+A question about one file's history (the execution log's: every checkpoint
+appends to it) asks git's own path-limited walk which commits changed the file,
+``rev-list HEAD -- <path>``, and reads only those: the object model alone would
+read every commit of a repository's history, tens of thousands in a long-lived
+one, on every ``status``.
 """
 
 from __future__ import annotations
@@ -30,20 +36,25 @@ _LINE = re.compile(r"^Loop-Checkpoint:[ \t]*(?P<id>\S+)[ \t]*$", re.MULTILINE | 
 _TRAILER = re.compile(r"^(?P<key>[A-Za-z0-9][A-Za-z0-9-]*)[ \t]*:[ \t]*(?P<value>.*)$")
 
 
-def checkpoint_commits(root: Path, wanted: Collection[str] | None = None) -> dict[str, str] | None:
+def checkpoint_commits(
+    root: Path, wanted: Collection[str] | None = None, *, log: Path | None = None
+) -> dict[str, str] | None:
     """``{checkpoint id: sha}`` for the commits on HEAD naming a checkpoint.
 
     ``None`` when there is no repository (nothing can be looked up); ``{}``
     before the first commit. When a checkpoint id appears in several commits
     (a cherry-pick), the newest wins. With ``wanted``, the walk stops once
-    every id in it is found (the rest of the history is not read).
+    every id in it is found (the rest of the history is not read). With
+    ``log`` (an item's execution log), only the commits that changed it are
+    read: a checkpoint commit always does.
     """
     top = find_repo_root(root)
     if top is None:
         return None
     found: dict[str, str] = {}
     missing = set(wanted) if wanted is not None else None
-    for sha, message in _walk(top):
+    commits = _walk(top) if log is None else _changed_by(top, repo_relative(top, root, log))
+    for sha, message in commits:
         for match in _LINE.finditer(message):
             found.setdefault(match["id"], sha)
             if missing is not None:
@@ -138,6 +149,47 @@ def _walk(top: Path) -> Iterator[tuple[str, str]]:
         yield sha, message
 
 
+_PAGE = 1000  # shas per `rev-list`: ~41 KB, well inside what the runner keeps of stdout
+
+
+def _changed_by(top: Path, spec: str) -> Iterator[tuple[str, str]]:
+    """``(sha, message)`` of the commits on HEAD that changed ``spec``, newest first."""
+    for sha, message, _commit in _changing(top, spec):
+        yield sha, message
+
+
+def _changing(top: Path, spec: str) -> Iterator[tuple[str, str, git.Commit]]:
+    """``(sha, message, commit)`` of the commits on HEAD that changed ``spec``, newest first.
+
+    git's path-limited walk names them (page by page, so no output is ever cut);
+    GitPython reads each one. No commit yet (exit 128) or none changed it: nothing.
+    """
+    from the_loop.git.commands import run_git
+
+    skip = 0
+    while True:
+        ran = run_git(
+            top,
+            ["rev-list", f"--max-count={_PAGE}", f"--skip={skip}", "HEAD", "--", spec],
+            ok=(0, 128),
+            global_options=("--literal-pathspecs",),  # a path, never a pattern
+        )
+        shas = ran.out.split() if ran.status == 0 else []
+        if not shas:
+            return
+        # GitPython's object model: the commit class and its binary sha
+        from git import Commit
+        from git.util import hex_to_bin
+
+        repo = git_dirs(top).repo
+        for sha in shas:
+            commit = Commit(repo, hex_to_bin(sha))
+            yield sha, _message(commit), commit
+        if len(shas) < _PAGE:
+            return
+        skip += _PAGE
+
+
 def _commits(top: Path) -> Iterator[tuple[str, str, git.Commit]]:
     """``(sha, message, commit)`` of every commit reachable from HEAD, newest first.
 
@@ -198,34 +250,32 @@ def checkpoint_version(root: Path, path: Path) -> tuple[str, str] | None:
     if top is None:
         return None
     spec = repo_relative(top, root, path)
-    for sha, message, commit in _commits(top):
+    for sha, message, commit in _changing(top, spec):
         if not _LINE.search(message):
             continue
         blob = _blob(commit, spec)
         if blob is None:
-            continue
-        parent = commit.parents[0] if commit.parents else None
-        before = _blob(parent, spec) if parent is not None else None
-        if before is not None and before.hexsha == blob.hexsha:
-            continue  # this checkpoint did not change the file
+            continue  # the commit deleted the file
         data = blob.data_stream.read()
         return sha, data.decode("utf-8", errors="replace")
     return None
 
 
-def task_files(root: Path, item: str) -> dict[str, tuple[str, ...]] | None:
+def task_files(root: Path, item: str, log: Path) -> dict[str, tuple[str, ...]] | None:
     """``{task id: files}`` each task checkpoint commit of ``item`` on HEAD changed.
 
     Read from git, not from what an agent remembers: the resume brief lists them
-    so a fresh session knows where the finished work lives. Commits are matched
-    by their ``Loop-Item`` and ``Loop-Task`` trailers (in Python, as every query
-    here); the newest commit of a task comes first. ``None`` without a repository.
+    so a fresh session knows where the finished work lives. Only the commits that
+    changed the item's ``log`` are read (every checkpoint appends to it); they are
+    matched by their ``Loop-Item`` and ``Loop-Task`` trailers (in Python, as every
+    query here); the newest commit of a task comes first. ``None`` without a
+    repository.
     """
     top = find_repo_root(root)
     if top is None:
         return None
     found: dict[str, list[str]] = {}
-    for _sha, message, commit in _commits(top):
+    for _sha, message, commit in _changing(top, repo_relative(top, root, log)):
         pairs = {k.lower(): v for k, v in parse_trailers(message)}
         task = pairs.get("loop-task")
         if pairs.get("loop-item") != item or not task:

@@ -98,9 +98,14 @@ def _identity(dot_git: Path) -> tuple[int, int] | None:
     """What tells this ``.git`` from one put in its place (a new folder, a rewritten file)."""
     try:
         stat = os.stat(dot_git)
+        if not os.path.isdir(dot_git):
+            return (stat.st_ino, stat.st_mtime_ns)
+        # A folder's inode is soon reused when it is deleted and made again; the
+        # config file's change time is new in every copy, and git leaves it alone
+        # in everything loop does.
+        return (stat.st_ino, os.stat(dot_git / "config").st_ctime_ns)
     except OSError:
         return None
-    return (stat.st_ino, 0 if os.path.isdir(dot_git) else stat.st_mtime_ns)
 
 
 def _top(repo: git.Repo) -> Path:

@@ -272,7 +272,7 @@ def _touched(report: ItemReport, done: list[str]) -> list[tuple[str, list[str], 
 
     root = report.ctx.project.root
     try:
-        found = task_files(root, report.id) or {}
+        found = task_files(root, report.id, report.item.artifacts["execution-log"].path) or {}
     except LoopError:
         return []
     folder = relative(report.item.path, root).rstrip("/") + "/"

@@ -111,7 +111,8 @@ def _gone(report: ItemView, committed: list[tuple[Task, TaskCheckpoint]]) -> lis
 
     root = report.ctx.project.root
     wanted = {entry.checkpoint for _, entry in committed if entry.checkpoint}
-    in_history = checkpoint_commits(root, wanted=wanted)  # stops once all are found
+    log = report.item.artifacts["execution-log"].path
+    in_history = checkpoint_commits(root, wanted=wanted, log=log)  # stops once all are found
     if in_history is None:
         return []  # no repository any more: nothing to look the commits up in
     journal = checkpoint.pending(root)
