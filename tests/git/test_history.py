@@ -112,7 +112,7 @@ def test_a_logs_questions_read_only_the_commits_that_changed_it(
         return real(repo, binsha, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(gitpython, "Commit", counting)
-    monkeypatch.setattr(history, "_PAGE", 2)  # pages of two: the paging is walked too
+    monkeypatch.setattr(history, "_PAGES", (1, 2))  # small pages: the paging is walked too
 
     found = checkpoint_commits(git_repo, wanted={"ck-1", "ck-2"}, log=log)
     version = history.checkpoint_version(git_repo, log)

@@ -57,6 +57,9 @@ class AnchorProblem:
         )
 
 
+_CHECKPOINTED = "Loop-Checkpoint:"  # in an entry's WIP line when its checkpoint committed it
+
+
 def anchor_problem(root: Path, log: Path) -> AnchorProblem | None:
     """How the log's checkpointed last entry differs from its commit; None when it holds.
 
@@ -65,16 +68,20 @@ def anchor_problem(root: Path, log: Path) -> AnchorProblem | None:
     """
     if not log.is_file() or not _in_a_repository(log):
         return None
-
+    text = log.read_text(encoding="utf-8", errors="replace")
+    if _CHECKPOINTED not in text:
+        # No entry says a checkpoint committed it, so there is no commit to find:
+        # looking would walk the whole history for nothing.
+        return None
     found = checkpoint_version(root, log)
     if found is None:
         return None
-    commit, text = found
-    committed = parse_log(text, log).entries
+    commit, committed_text = found
+    committed = parse_log(committed_text, log).entries
     if not committed:
         return None
     recorded = committed[-1]
-    current = parse_log(log.read_text(encoding="utf-8", errors="replace"), log).entries
+    current = parse_log(text, log).entries
     same = [e for e in current if (e.stamp, e.summary) == (recorded.stamp, recorded.summary)]
     if not same:
         return AnchorProblem(MISSING, commit, recorded, None, None)

@@ -149,7 +149,10 @@ def _walk(top: Path) -> Iterator[tuple[str, str]]:
         yield sha, message
 
 
-_PAGE = 1000  # shas per `rev-list`: ~41 KB, well inside what the runner keeps of stdout
+# Shas per `rev-list`, growing: git stops walking once a page is full, and the
+# answer is most often the newest change; 1000 shas (~41 KB) stay well inside what
+# the runner keeps of stdout.
+_PAGES = (4, 64, 1000)
 
 
 def _changed_by(top: Path, spec: str) -> Iterator[tuple[str, str]]:
@@ -166,11 +169,12 @@ def _changing(top: Path, spec: str) -> Iterator[tuple[str, str, git.Commit]]:
     """
     from the_loop.git.commands import run_git
 
-    skip = 0
+    skip, page = 0, 0
     while True:
+        size = _PAGES[min(page, len(_PAGES) - 1)]
         ran = run_git(
             top,
-            ["rev-list", f"--max-count={_PAGE}", f"--skip={skip}", "HEAD", "--", spec],
+            ["rev-list", f"--max-count={size}", f"--skip={skip}", "HEAD", "--", spec],
             ok=(0, 128),
             global_options=("--literal-pathspecs",),  # a path, never a pattern
         )
@@ -185,9 +189,9 @@ def _changing(top: Path, spec: str) -> Iterator[tuple[str, str, git.Commit]]:
         for sha in shas:
             commit = Commit(repo, hex_to_bin(sha))
             yield sha, _message(commit), commit
-        if len(shas) < _PAGE:
+        if len(shas) < size:
             return
-        skip += _PAGE
+        skip, page = skip + size, page + 1
 
 
 def _commits(top: Path) -> Iterator[tuple[str, str, git.Commit]]:
