@@ -42,7 +42,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -377,9 +376,7 @@ def hooks(bench: Any, tools: Any, before_env: dict[str, str]) -> list[Pair]:
         )
         cmd = [*bench.loop, "hook", event, "--harness", "claude"]
         for side, env in (("after", bench.env), ("before", before_env)):
-            thunks[f"{event} {side}"] = functools.partial(
-                run_stdin_once, tools, cmd, root, env, stdin
-            )
+            thunks[f"{event} {side}"] = functools.partial(tools.run_once, cmd, root, env, stdin)
     cells = interleave(thunks, bench.runs, tools.Cell.of)
     ref = cells["version after"]
     pairs = [Pair("loop --version", "", "", ref, cells["version before"])]
@@ -400,33 +397,6 @@ def hooks(bench: Any, tools: Any, before_env: dict[str, str]) -> list[Pair]:
         _print(pair)
         pairs.append(pair)
     return pairs
-
-
-def run_stdin_once(
-    tools: Any, cmd: list[str], cwd: Path, env: dict[str, str], stdin: str
-) -> object:
-    """One run of a command that reads ``stdin`` (a hook's JSON), as ``run.Sample``."""
-    with tempfile.TemporaryFile() as source:
-        source.write(stdin.encode())
-        source.seek(0)
-        start = time.perf_counter()
-        proc = subprocess.Popen(
-            cmd,
-            cwd=cwd,
-            env=env,
-            stdin=source,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-    return tools.Sample(
-        usage.ru_utime + usage.ru_stime,
-        wall,
-        usage.ru_maxrss / 1024,
-        os.waitstatus_to_exitcode(status),
-        0,
-    )
 
 
 class CommitSides:

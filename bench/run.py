@@ -126,11 +126,24 @@ class Row:
         return self.exit == 0 and (self.limit is None or self.measured <= self.limit)
 
 
-def run_once(cmd: Sequence[str], cwd: Path, env: dict[str, str]) -> Sample:
-    """Run ``cmd`` once; stdout goes to a temporary file so its size can be read."""
-    with tempfile.TemporaryFile() as out:
+def run_once(
+    cmd: Sequence[str], cwd: Path, env: dict[str, str], stdin: str | None = None
+) -> Sample:
+    """Run ``cmd`` once (``stdin``: what it reads, a hook's JSON); stdout goes to a
+    temporary file so its size can be read."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as source:
+        if stdin is not None:
+            source.write(stdin.encode())
+            source.seek(0)
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            cmd,
+            cwd=cwd,
+            env=env,
+            stdin=source if stdin is not None else subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.DEVNULL,
+        )
         # wait4 rather than wait: it returns the child's own resource usage, which
         # includes every grandchild it reaped (loop's git calls, sh's git).
         _, status, usage = os.wait4(proc.pid, 0)
@@ -168,33 +181,8 @@ def measure_stdin(
     cmd: Sequence[str], cwd: Path, env: dict[str, str], runs: int, stdin: str
 ) -> Cell:
     """:func:`measure` for a command that reads ``stdin`` (a hook's JSON)."""
-    samples = []
-    for k in range(runs + 1):
-        with tempfile.TemporaryFile() as source:
-            source.write(stdin.encode())
-            source.seek(0)
-            start = time.perf_counter()
-            proc = subprocess.Popen(
-                cmd,
-                cwd=cwd,
-                env=env,
-                stdin=source,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            _, status, usage = os.wait4(proc.pid, 0)
-            wall = time.perf_counter() - start
-        if k:
-            samples.append(
-                Sample(
-                    usage.ru_utime + usage.ru_stime,
-                    wall,
-                    usage.ru_maxrss / 1024,
-                    os.waitstatus_to_exitcode(status),
-                    0,
-                )
-            )
-    return Cell.of(samples)
+    samples = [run_once(cmd, cwd, env, stdin) for _ in range(runs + 1)]
+    return Cell.of(samples[1:])  # the first run is the warm-up
 
 
 def clear_loop_cache(root: Path) -> None:

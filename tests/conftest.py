@@ -13,7 +13,11 @@ from helpers import Result, git, invoke, write_tree
 
 
 @pytest.fixture(autouse=True)
-def hermetic_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def hermetic_env(
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> Path:
     """Point HOME, XDG dirs and git's global config into a temp folder.
 
     Nothing a test does may read or write the developer's own configuration,
@@ -42,6 +46,11 @@ def hermetic_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
         ):
             monkeypatch.delenv(key, raising=False)
     monkeypatch.delenv("NO_COLOR", raising=False)
+    if request.node.get_closest_marker("campaign") is None:
+        # No flush to disk (as git's own suite runs with GIT_TEST_FSYNC=0): the temp
+        # disk is thrown away and no test can cut the power. The fault campaigns keep
+        # every fsync, so each stays a point where a fault is injected.
+        monkeypatch.setenv("LOOP_TEST_FSYNC", "0")
     return home
 
 

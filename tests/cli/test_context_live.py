@@ -50,3 +50,12 @@ def test_an_ended_session_is_not_live(project: Path, tmp_path: Path) -> None:
     hook(project, "SessionEnd", transcript_path=transcript, reason="exit")
 
     assert run(project, "context").exit_code == 2
+
+
+def test_the_usage_guide_documents_context_with_and_without_an_argument() -> None:
+    # Issue 21: `loop context` was missing from the docs.
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "usage.md").read_text()
+    section = guide[guide.index("`loop context` reads") :]
+    section = section[: section.find("\n## ")]
+    assert "$ loop context\n" in section  # no argument: the live session
+    assert "--transcript" in section and "--session" in section

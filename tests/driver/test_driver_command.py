@@ -151,13 +151,17 @@ def test_each_task_gets_its_brief_and_the_item_moves_to_review(tmp_path: Path) -
     assert "summary: done — all 4 tasks done" in ran.stdout
 
 
+# An agent body that does the task and then runs loop's checkpoint itself.
+CHECKPOINTS_ITSELF = (
+    'pathlib.Path(f"done-{task}.txt").write_text("done\\n")\n'
+    'subprocess.run(["loop", "task", "done", "7", task, "--did", f"agent did {task}",'
+    ' "--next", "run `loop next 7` for the next ready task", "--tests", "by hand"],'
+    " check=True, capture_output=True)\n"
+)
+
+
 def test_a_task_the_agent_checkpointed_itself_is_accepted(tmp_path: Path) -> None:
-    body = (
-        'pathlib.Path(f"done-{task}.txt").write_text("done\\n")\n'
-        'subprocess.run(["loop", "task", "done", "7", task, "--did", f"agent did {task}",'
-        ' "--next", "run `loop next 7` for the next ready task", "--tests", "by hand"],'
-        " check=True, capture_output=True)\n"
-    )
+    body = CHECKPOINTS_ITSELF
     root, log = project(tmp_path, body, task_boundary="clear")
 
     ran = loop_process(root, "execute-tasks", "7", "--agent", "--json")
@@ -179,12 +183,7 @@ def test_a_task_the_agent_checkpointed_itself_is_accepted(tmp_path: Path) -> Non
 def test_an_agent_that_checkpoints_itself_gets_loops_compaction_done(tmp_path: Path) -> None:
     # Issue 21: the agent's own `task done` in the compacting turn used to close the
     # compaction loop had just requested as "not seen" (skipped).
-    body = (
-        'pathlib.Path(f"done-{task}.txt").write_text("done\\n")\n'
-        'subprocess.run(["loop", "task", "done", "7", task, "--did", f"agent did {task}",'
-        ' "--next", "run `loop next 7` for the next ready task", "--tests", "by hand"],'
-        " check=True, capture_output=True)\n"
-    )
+    body = CHECKPOINTS_ITSELF
     root, log = project(tmp_path, body, task_boundary="compact")
 
     ran = loop_process(root, "execute-tasks", "7", "--agent")

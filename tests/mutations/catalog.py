@@ -586,4 +586,37 @@ MUTATIONS: tuple[Mutation, ...] = (
         old="verification = run_test_in(attempt.test, path) if attempt.test else None",
         new="verification = None",
     ),
+    Mutation(
+        "lane-folds-onto-the-new-head",
+        "a lane's branch left at an older base is folded onto the new head, undoing what landed",
+        "the_loop/git/worktrees.py",
+        (
+            "tests/parallel/test_worktrees.py::"
+            "test_a_reused_branch_from_an_older_base_folds_onto_its_own_fork",
+        ),
+        old='base = _run(repo, "merge-base", "HEAD", base, what=',
+        new='base = base or _run(repo, "merge-base", "HEAD", base, what=',
+    ),
+    Mutation(
+        "story-tasks-owe-every-fr",
+        "tasks that trace by user story are still held to every FR id (false uncovered warnings)",
+        "the_loop/spec/traceability.py",
+        (
+            "tests/spec/test_item_formats.py::"
+            "test_tasks_that_trace_by_story_owe_each_story_a_task_not_each_fr",
+        ),
+        old="elif covered and all(_family_of(req_id) == STORY for req_id in covered):",
+        new="elif False:",
+    ),
+    Mutation(
+        "carried-compaction-confirmed-late",
+        "a compaction a command agent's turn carries is confirmed only after the turn",
+        "the_loop/driver/sessions.py",
+        (
+            "tests/driver/test_driver_command.py::"
+            "test_an_agent_that_checkpoints_itself_gets_loops_compaction_done",
+        ),
+        old="if start is Start.COMPACT and pending is not None and session:",
+        new="if False:",
+    ),
 )

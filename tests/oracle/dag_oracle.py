@@ -3,7 +3,8 @@
 The corpus tests compare what ``loop graph --json`` reports with what this module
 extracts. It shares no code with ``the_loop`` and was written from reading the real
 files in ``shared/corpus``, so a gap in the engine's grammar shows up as a difference
-instead of being copied here.
+instead of being copied here. Kiro and Spec Kit files, where order is the dependency,
+are read by ``order_oracle`` (which takes their charts and chains from here).
 
 What it reads, and nothing else:
 

@@ -167,3 +167,51 @@ def test_next_never_says_all_zero_tasks_are_done(loop: Loop, build_tree: Build) 
     assert "lists no task loop can read" in result.output
     check = json.loads(loop("check", "shelf", "--json", cwd=root).stdout)
     assert "tasks.none-understood" in {f["code"] for f in check["findings"]}
+
+
+STORY_SPEC = """\
+# Feature Specification: Notes
+
+### User Story 1 - Write a note (Priority: P1)
+
+1. **Given** no notes, **When** a note is written, **Then** it is listed.
+
+### User Story 2 - Search notes (Priority: P2)
+
+1. **Given** notes, **When** a word is searched, **Then** the matching notes show.
+
+### Functional Requirements
+
+- **FR-001**: System MUST store notes.
+- **FR-002**: System MUST find notes by a word.
+"""
+STORY_TASKS = """\
+## Phase 1: Setup
+- [ ] T001 Create the layout in src/
+
+## Phase 3: User Story 1 - Write a note (Priority: P1)
+- [ ] T002 [US1] Implement writing in src/notes.py
+"""
+
+
+def test_tasks_that_trace_by_story_owe_each_story_a_task_not_each_fr(
+    loop: Loop, build_tree: Build
+) -> None:
+    # Spec Kit tags tasks [USn] and never says which task delivers FR-001: an
+    # "FR-001 is not covered" per requirement would be false, a story with no task true.
+    root = build_tree(
+        {
+            "specs/007-notes/spec.md": STORY_SPEC,
+            "specs/007-notes/plan.md": "# Implementation Plan: Notes\n",
+            "specs/007-notes/tasks.md": STORY_TASKS,
+        }
+    )
+    loop("init", cwd=root)
+
+    check = json.loads(loop("check", "7", "--json", cwd=root).stdout)
+
+    found = {(f["code"], f["level"], f["line"]) for f in check["findings"] if "trace" in f["code"]}
+    assert ("trace.uncovered", "warning", 7) in found  # User Story 2: no task
+    assert ("trace.story-level", "info", 13) in found  # FR-001 on: judged per story
+    uncovered = [f["message"] for f in check["findings"] if f["code"] == "trace.uncovered"]
+    assert len(uncovered) == 1 and uncovered[0].startswith("US2 ")

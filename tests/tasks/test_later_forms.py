@@ -58,3 +58,14 @@ def test_a_numbered_section_reference_is_not_a_malformed_citation() -> None:
     tasks = parse_tasks(text, PATH)
     assert tasks.tasks[0].requirements == ("R1.1",)
     assert [f.code for f in tasks.findings] == []
+
+
+def test_a_depends_on_clause_in_parentheses_ends_at_its_parenthesis() -> None:
+    # rule: a `)` the value never opened ends the clause (found by the order oracle)
+    text = FRONT + "- [ ] 1. Parser\n- [ ] 2. Loader (depends on 1)\n- [ ] 3. Docs (depends on 1)\n"
+    tasks = parse_tasks(text, PATH)
+    assert [t.depends_on for t in tasks.tasks] == [None, ("1",), ("1",)]
+    assert tasks.findings == ()
+    report = analyze(tasks)
+    assert report.ready == ("1",)
+    assert report.waves == (("1",), ("2", "3"))

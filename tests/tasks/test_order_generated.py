@@ -232,9 +232,8 @@ def test_spec_kit_plans_with_phases_and_parallel_runs(seed: int) -> None:
     assert ready_of(text, "specs/001-f/tasks.md") == spec_kit_ready(top), text
 
 
-@pytest.mark.parametrize("seed", range(CASES // 2))
-def test_kiro_plans_with_waves(seed: int) -> None:
-    rng = random.Random(seed)
+def draw_waves(rng: random.Random) -> tuple[list[Node], list[list[str]]]:
+    """Top-level Kiro tasks, some ticked, cut into waves in file order."""
     top = [Node(str(n), done=rng.random() < 0.4) for n in range(1, rng.randint(2, 8) + 1)]
     ids = [n.id for n in top]
     waves: list[list[str]] = []
@@ -242,6 +241,12 @@ def test_kiro_plans_with_waves(seed: int) -> None:
         take = rng.randint(1, len(ids))
         waves.append(ids[:take])
         ids = ids[take:]
+    return top, waves
+
+
+@pytest.mark.parametrize("seed", range(CASES // 2))
+def test_kiro_plans_with_waves(seed: int) -> None:
+    top, waves = draw_waves(random.Random(seed))
     text = write_waves(top, waves)
     assert ready_of(text, ".kiro/specs/f/tasks.md") == wave_ready(top, waves), text
 

@@ -190,3 +190,41 @@ def test_non_utf8_names_the_line_of_the_bad_byte(tmp_path: Path) -> None:
     assert info.value.hint == "save the file as UTF-8"
     with pytest.raises(UnusableInputError):
         set_state(path, "1", TaskState.DONE)
+
+
+def test_a_tick_as_read_needs_no_second_parse_while_the_file_is_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path, SAMPLE.encode())
+    first = read_tasks(path).tasks[0]
+    as_read = (first.mark_offset, tasks.text_digest(SAMPLE))
+    from the_loop.tasks import writer
+
+    parses: list[Path] = []
+    real = writer.parse_tasks
+    monkeypatch.setattr(writer, "parse_tasks", lambda text, p: parses.append(p) or real(text, p))
+
+    assert set_state(path, "1", TaskState.DONE, as_read=as_read)
+
+    assert parses == []
+    assert read_tasks(path).tasks[0].state is TaskState.DONE
+    assert changed_bytes(SAMPLE.encode(), path.read_bytes()) == [first.mark_offset]
+
+
+def test_a_tick_as_read_of_a_file_changed_since_reads_it_again(tmp_path: Path) -> None:
+    path = write(tmp_path, SAMPLE.encode())
+    first = read_tasks(path).tasks[0]
+    as_read = (first.mark_offset, tasks.text_digest(SAMPLE))
+    moved = SAMPLE.replace("# Tasks\n", "# Tasks\n\nA line added above the tasks.\n")
+    path.write_text(moved)  # every mark has moved: the offset read before is stale
+
+    assert set_state(path, "1", TaskState.DONE, as_read=as_read)
+
+    states = {t.id: t.state for t in read_tasks(path).tasks}
+    assert states == {
+        "1": TaskState.DONE,
+        "2": TaskState.DONE,
+        "3": TaskState.DONE,
+        "4": TaskState.IN_PROGRESS,
+    }
+    assert path.read_text() == moved.replace("- [ ] 1. First", "- [x] 1. First")

@@ -54,6 +54,9 @@ class Plan:
     task_id: str | None = None
     tick_from: str | None = None  # the checkbox state before the tick
     tick_to: str | None = None
+    # Where the tick goes in the file as the plan read it: (mark offset, SHA-256 of
+    # the file). While the file is unchanged the tick needs no second parse.
+    tick_at: tuple[int, str] | None = None
     phase: str | None = None
     log_status: str | None = None
     transition: tuple[str, str, str] | None = None
@@ -151,6 +154,12 @@ def _plan(data: dict[str, Any]) -> Plan:
     for key in ("tick_from", "tick_to"):
         value = data.get(key)
         values[key] = None if value is None else _choice(value, TASK_MARKS, f"plan.{key}")
+    tick_at = data.get("tick_at")
+    if tick_at is not None:
+        items = _list(tick_at, "plan.tick_at")
+        if len(items) != 2 or type(items[0]) is not int or items[0] < 0:
+            raise _Damaged("plan.tick_at must hold an offset and a digest")
+        values["tick_at"] = (items[0], _text(items[1], "plan.tick_at"))
     values["wip"] = _text(data.get("wip", ""), "plan.wip")
     transition = data.get("transition")
     if transition is not None:

@@ -22,8 +22,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from the_loop.checkpoint.lock import project_lock
-from the_loop.config.state_folder import read_json, state_dir, write_json
-from the_loop.errors import RefusedError, StateError, Where
+from the_loop.config.state_folder import read_record, state_dir, write_json
+from the_loop.errors import RefusedError, Where
 
 FOLDER = "leases"
 DEFAULT_TTL = 120.0  # seconds a lease stays live on another host without a heartbeat
@@ -77,17 +77,8 @@ def _path(root: Path, item: str, task: str, *, create: bool = False) -> Path:
 
 
 def _load(path: Path) -> Lease | None:
-    data = read_json(path)
-    if data is None:
-        return None
-    try:
-        return Lease(**data)
-    except TypeError as exc:
-        raise StateError(
-            f"a lease file is damaged: {exc}",
-            where=Where(path),
-            hint="`loop doctor --repair` removes leases whose run has ended",
-        ) from exc
+    hint = "`loop doctor --repair` removes leases whose run has ended"
+    return read_record(path, Lease, what="a lease file", hint=hint)
 
 
 def leases(root: Path, item: str | None = None) -> list[Lease]:

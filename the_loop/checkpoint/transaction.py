@@ -252,7 +252,8 @@ def _forward(root: Path, journal: Journal, *, recovering: bool = False) -> Outco
 
 def _step_tick(plan: Plan) -> None:
     if plan.tasks_path and plan.task_id and plan.tick_to:
-        set_state(Path(plan.tasks_path), plan.task_id, TaskState(plan.tick_to))
+        tick_to = TaskState(plan.tick_to)
+        set_state(Path(plan.tasks_path), plan.task_id, tick_to, as_read=plan.tick_at)
     _fault("tick")
 
 

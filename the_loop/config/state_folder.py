@@ -16,9 +16,10 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from the_loop.config.project_root import CONFIG_DIR
 from the_loop.errors import RefusedError, StateError, UnusableInputError, Where
@@ -136,6 +137,26 @@ def read_json(path: Path) -> Any:
     except (ValueError, RecursionError, UnusableInputError) as exc:
         # ValueError covers bad UTF-8 and bad JSON; RecursionError, JSON nested thousands deep.
         raise damaged_state(path, _first_line(exc)) from exc
+
+
+Record = TypeVar("Record")
+
+
+def read_record(
+    path: Path, record: Callable[..., Record], *, what: str, hint: str
+) -> Record | None:
+    """One state file as ``record(**fields)`` (a dataclass), or None when there is none.
+
+    A file that does not read, or whose fields do not fit, is a ``StateError``
+    naming it: "``what`` is damaged", with ``hint`` as the way out.
+    """
+    data = read_json(path)
+    if data is None:
+        return None
+    try:
+        return record(**data)
+    except TypeError as exc:  # a field missing or unknown, or not an object at all
+        raise StateError(f"{what} is damaged: {exc}", where=Where(path), hint=hint) from exc
 
 
 def damaged_state(path: Path, what: str) -> StateError:

@@ -396,18 +396,7 @@ class SessionKeeper:
             self._abort(record, f"could not be confirmed: {exc.message}")
             return
         self.performed[closed.mode] += 1
-        if self.pending is not None and self.pending.id == record.id:
-            self.pending = None
-        self.listener(
-            ResetDone(
-                mode=closed.mode,
-                checkpoint=closed.checkpoint,
-                state="completed",
-                session_before=record.session,
-                session_after=session,
-                how=closed.note or how,
-            )
-        )
+        self._ended(record, "completed", closed.note or how, session_after=session)
 
     def _abort(self, record: ResetRecord, reason: str) -> None:
         if self.pending is not None and self.pending.id == record.id:
@@ -418,29 +407,26 @@ class SessionKeeper:
         # so a correction entry says it did not happen.
         abort_reset(self.ctx, checkpoint_id=record.checkpoint, reason=reason)
         self.aborted += 1
-        self.listener(
-            ResetDone(
-                mode=record.mode,
-                checkpoint=record.checkpoint,
-                state="aborted",
-                session_before=record.session,
-                session_after=None,
-                how=reason,
-            )
-        )
+        self._ended(record, "aborted", reason)
 
     def _elsewhere(self, record: ResetRecord) -> None:
         """The record was resolved by someone else (a hook, ``loop reset confirm``)."""
+        self._ended(record, "elsewhere", "resolved outside the driver (a hook or `loop reset`)")
+
+    def _ended(
+        self, record: ResetRecord, state: str, how: str, *, session_after: str | None = None
+    ) -> None:
+        """``record`` is no longer pending; the listener hears how its reset ended."""
         if self.pending is not None and self.pending.id == record.id:
             self.pending = None
         self.listener(
             ResetDone(
                 mode=record.mode,
                 checkpoint=record.checkpoint,
-                state="elsewhere",
+                state=state,
                 session_before=record.session,
-                session_after=None,
-                how="resolved outside the driver (a hook or `loop reset`)",
+                session_after=session_after,
+                how=how,
             )
         )
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from the_loop.config.state_folder import read_json, state_dir, write_json
-from the_loop.errors import StateError, Where
+from the_loop.config.state_folder import read_record, state_dir, write_json
 from the_loop.io import clock
 
 FOLDER = "driver"
@@ -36,18 +35,8 @@ def _path(root: Path, item: str, *, create: bool = False) -> Path:
 
 def load(root: Path, item: str) -> DriverState | None:
     """The saved state for ``item``, or None."""
-    path = _path(root, item)
-    data = read_json(path)
-    if data is None:
-        return None
-    try:
-        return DriverState(**data)
-    except TypeError as exc:
-        raise StateError(
-            f"the driver's state file is damaged: {exc}",
-            where=Where(path),
-            hint="remove it; the next run starts a new agent session",
-        ) from exc
+    hint = "remove it; the next run starts a new agent session"
+    return read_record(_path(root, item), DriverState, what="the driver's state file", hint=hint)
 
 
 def save(root: Path, *, item: str, kind: str, session: str | None, task: str | None) -> None:

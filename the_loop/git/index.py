@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from the_loop.io.atomic import flush_to_disk
+
 _LOCK_TIMEOUT = 2.0  # seconds to wait for another git process to release index.lock
 
 
@@ -55,7 +57,7 @@ class IndexSnapshot:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(self.data or b"")
                 handle.flush()
-                os.fsync(handle.fileno())
+                flush_to_disk(handle.fileno())
             if self.data is None:
                 self.path.unlink(missing_ok=True)  # no index file is git's empty index
                 lock.unlink()

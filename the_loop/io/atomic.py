@@ -100,7 +100,7 @@ def write_bytes(path: Path, data: bytes, *, anywhere: bool = False) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            flush_to_disk(handle.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, target)
         tmp = None
@@ -133,7 +133,7 @@ def create_exclusive(path: Path, text: str) -> bool:
         with os.fdopen(fd, "wb") as handle:
             handle.write(text.encode("utf-8"))
             handle.flush()
-            os.fsync(handle.fileno())
+            flush_to_disk(handle.fileno())
         os.chmod(tmp, 0o644)
         try:
             os.link(tmp, target)
@@ -167,7 +167,7 @@ def append_bytes(path: Path, data: bytes) -> int:
             written = os.write(fd, data)
             if written != len(data):  # a full disk can take part of a write
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-            os.fsync(fd)
+            flush_to_disk(fd)
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, before)
@@ -211,8 +211,21 @@ def write_error(path: Path, exc: OSError, outcome: str) -> WriteError:
     )
 
 
+def flush_to_disk(fd: int) -> None:
+    """``os.fsync(fd)``, unless ``LOOP_TEST_FSYNC=0`` (test suites only).
+
+    Like git's ``GIT_TEST_FSYNC=0``: a test suite writes thousands of files on a
+    disk it throws away, and a flush guards only against power loss, which no test
+    can cause. A process killed outright loses nothing the kernel already holds.
+    """
+    if os.environ.get("LOOP_TEST_FSYNC") != "0":
+        os.fsync(fd)
+
+
 def _fsync_dir(folder: Path) -> None:
     # The rename is durable only once the directory entry is flushed.
+    if os.environ.get("LOOP_TEST_FSYNC") == "0":
+        return
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:  # pragma: no cover - e.g. platforms without directory fds

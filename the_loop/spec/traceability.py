@@ -36,6 +36,12 @@ criteria that no task cites is a warning of its own. A file that defines no ids
 while tasks cite some is one warning (no per-citation findings). Tasks that cite
 nothing at all mean traceability is not in use: one info, nothing else. When it
 is in use, a task citing nothing is an info.
+
+Story-level tracing (Spec Kit's way: tasks tagged ``[US1]``, never an ``FR-`` id):
+when every citation names a user story or one of its scenarios, the file never
+says which task delivers which ``FR-001``, so those are not judged (one info,
+``trace.story-level``); instead each user story is owed a task, and a story no
+task cites is the warning.
 """
 
 from __future__ import annotations
@@ -57,6 +63,7 @@ NFR = "NFR"
 # user stories, whose criteria carry the ids tasks cite; `A2` abuse cases; `C1`
 # call sites in a table) can be cited, but an uncited one is not reported.
 _COVERED_FAMILIES = REQUIREMENT_FAMILIES
+STORY = "US"  # Spec Kit's `### User Story N`, scenarios `USn.m`
 _CITED_ID = re.compile(r"^([A-Z]*)([0-9].*)$")
 _TOPS = "\0tops"  # the hints cache key of the list of top-level ids
 
@@ -124,9 +131,32 @@ def trace(reqs: RequirementSet, tasks: TaskList) -> list[Finding]:
             finding = _unresolved(task, tasks, cited, reqs, families, children, hints)
             if finding is not None:
                 findings.append(finding)
-    if not cites_all:
+    if cites_all:
+        pass
+    elif covered and all(_family_of(req_id) == STORY for req_id in covered):
+        findings.extend(_uncovered(reqs, covered, children, frozenset({STORY})))
+        findings.extend(_story_level(reqs))
+    else:
         findings.extend(_uncovered(reqs, covered, children))
     return sorted_findings(findings)
+
+
+def _story_level(reqs: RequirementSet) -> Iterable[Finding]:
+    """One info: the requirements tasks cannot be traced to, when they cite stories only."""
+    owed = [r for r in reqs.ids.values() if _family_of(r.id) in _COVERED_FAMILIES]
+    if not owed:
+        return
+    first = min(owed, key=lambda r: r.line or 0)
+    yield Finding(
+        Level.INFO,
+        "trace.story-level",
+        f"tasks cite user stories only ([{STORY}n]), so which task delivers each of the "
+        f"{len(owed)} requirement(s) from {first.id} on is not stated: their coverage is "
+        "judged per story",
+        Where(reqs.path, first.line),
+        hint=f"cite {first.id} (and the others) in the tasks that deliver them to have "
+        "each one traced",
+    )
 
 
 def _unresolved(
@@ -244,13 +274,17 @@ def _children(reqs: RequirementSet) -> dict[str, list[Requirement]]:
 
 
 def _uncovered(
-    reqs: RequirementSet, covered: set[str], children: Mapping[str, list[Requirement]]
+    reqs: RequirementSet,
+    covered: set[str],
+    children: Mapping[str, list[Requirement]],
+    owed: frozenset[str] = _COVERED_FAMILIES,
 ) -> Iterable[Finding]:
-    """One warning per uncovered requirement, or per uncovered criterion of a partly covered one."""
+    """One warning per uncovered requirement, or per uncovered criterion of a partly covered
+    one, of the families ``owed`` a task."""
     for req in reqs.ids.values():
         if req.parent in reqs.ids or req.id in covered:
             continue  # criteria are judged with their requirement
-        if _family_of(req.id) not in _COVERED_FAMILIES:
+        if _family_of(req.id) not in owed:
             continue  # `A2` (an abuse case), `C1` (a call site): citable, not owed a task
         kids = children.get(req.id, [])
         if not any(kid.id in covered for kid in kids):
@@ -273,6 +307,8 @@ def _uncovered_requirement(
     else:
         message = f'{req.id} "{short(req.text)}" is not covered by any task'
         hint = f"cite {req.id} in a task's _Requirements:_"
+    if _family_of(req.id) == STORY:
+        hint = f"tag the tasks that deliver it `[{req.id}]`"
     return Finding(
         Level.WARNING,
         "trace.uncovered",

@@ -112,7 +112,7 @@ from the_loop.tasks.model import Task, TaskList, TaskState
 if TYPE_CHECKING:
     from the_loop.tasks.reader import parse_tasks, read_tasks
     from the_loop.tasks.values import test_command
-    from the_loop.tasks.writer import set_state, with_state
+    from the_loop.tasks.writer import set_state, text_digest, with_state
 
 # The reader, the writer and the value grammar compile their patterns when
 # imported; a command that finds its tasks in the parse cache never needs them.
@@ -123,6 +123,7 @@ _LAZY = {
     "test_command": "the_loop.tasks.values",
     "set_state": "the_loop.tasks.writer",
     "with_state": "the_loop.tasks.writer",
+    "text_digest": "the_loop.tasks.writer",
 }
 
 __all__ = [
@@ -133,6 +134,7 @@ __all__ = [
     "read_tasks",
     "set_state",
     "test_command",
+    "text_digest",
     "with_state",
 ]
 

@@ -701,7 +701,15 @@ def _clause_value(text: str, start: int) -> str | None:
     end = _CLAUSE_END_RE.search(text, start, start + _MAX_CLAUSE + 1)
     if end is None and len(text) - start > _MAX_CLAUSE:
         return None  # a list of task ids is never this long: prose
-    return text[start : end.start() if end else len(text)].strip().rstrip(_SEPARATORS).strip()
+    value = text[start : end.start() if end else len(text)]
+    if ")" in value:  # "(depends on T3)": a `)` the value never opened ends the clause
+        depth = 0
+        for at, ch in enumerate(value):
+            depth += (ch == "(") - (ch == ")")
+            if depth < 0:
+                value = value[:at]
+                break
+    return value.strip().rstrip(_SEPARATORS).strip()
 
 
 # ---------------------------------------------------------------------------

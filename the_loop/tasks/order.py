@@ -240,13 +240,18 @@ class _Order:
             still_open = [t for t in previous if not self.done(self.first[t])]
             previous = [t for t in known if self.required(self.first[t])] + still_open
         self._hold_unknown(waves)
-        before: str | None = None
+        # An unlisted task waits for every required task above it: the waves let listed
+        # tasks run side by side, so the one just above may be done while others are open.
+        frontier: dict[str, None] = {}
         for i in self.top:
             task = self.tasks[i]
-            if task.id not in listed and before is not None:
-                self.add(i, [before])
-            if self.required(i):
-                before = task.id
+            if task.id not in listed:
+                self.add(i, list(frontier))
+                if self.required(i):
+                    carried = self.carried(set(frontier), i)
+                    frontier = dict.fromkeys([task.id, *sorted(carried)])
+            elif self.required(i):
+                frontier[task.id] = None
             if i in self.children:
                 self.sequence(self.children[i], set())
 

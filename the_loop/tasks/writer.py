@@ -9,6 +9,7 @@ at ``Task.mark_offset`` the reader recorded. ``the_loop.tasks`` re-exports
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from the_loop.errors import DagError, SpecError, Where
@@ -18,17 +19,25 @@ from the_loop.tasks.reader import decode, parse_tasks, read_bytes
 from the_loop.tasks.values import ID_RE, canonical_id
 
 
-def set_state(path: Path, task_id: str, state: TaskState) -> bool:
+def set_state(
+    path: Path, task_id: str, state: TaskState, *, as_read: tuple[int, str] | None = None
+) -> bool:
     """Set the checkbox of task ``task_id`` in ``path``; False if it already shows ``state``.
 
     The file is read afresh, exactly one checkbox character changes and the
     result is written atomically. Raises ``DagError`` when no task or more than
-    one task has that id.
+    one task has that id. ``as_read``: the task's ``mark_offset`` and the
+    SHA-256 of the file it was read from (``text_digest``); when the file still
+    has that digest the mark is changed there without parsing it again (a
+    checkpoint has just read it, under the same lock), else it is parsed.
     """
     path = Path(path)
     data = read_bytes(path)
-    task = _find_task(parse_tasks(decode(data, path), path), task_id)
-    updated = with_state(data, task, state)
+    if as_read is not None and hashlib.sha256(data).hexdigest() == as_read[1]:
+        updated = _with_mark(data, as_read[0], task_id, None, state)
+    else:
+        task = _find_task(parse_tasks(decode(data, path), path), task_id)
+        updated = with_state(data, task, state)
     if updated is data:
         return False
     atomic.write_bytes(path, updated)
@@ -42,14 +51,22 @@ def with_state(data: bytes, task: Task, state: TaskState) -> bytes:
     means done. Raises ``SpecError`` when ``task`` no longer matches ``data``
     (the file changed after it was read).
     """
-    start = task.mark_offset
+    return _with_mark(data, task.mark_offset, task.label, task.line, state)
+
+
+def text_digest(text: str) -> str:
+    """The SHA-256 of the file ``text`` was decoded from (``set_state``'s ``as_read``)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _with_mark(data: bytes, start: int, label: str, line: int | None, state: TaskState) -> bytes:
     width = _utf8_width(data[start]) if 0 <= start < len(data) else 0
     end = start + width
     if width == 0 or start < 1 or data[start - 1 : start] != b"[" or data[end : end + 1] != b"]":
         # Pure function without a path: the message carries the line instead.
+        where = f"at line {line}" if line is not None else "where it was read"
         raise SpecError(
-            f"task {task.label} is no longer at line {task.line}: the file changed "
-            "after it was read",
+            f"task {label} is no longer {where}: the file changed after it was read",
             hint="read the file again and retry",
         )
     current = STATE_OF_MARK.get(data[start:end].decode("utf-8", "replace"))

@@ -32,9 +32,9 @@ from the_loop.checkpoint.transaction import Outcome
 from the_loop.dag.analysis import id_sort_key
 from the_loop.errors import RefusedError, Where
 from the_loop.io import clock
-from the_loop.spec.items import load_item, resolve_item
+from the_loop.spec.items import Artifact, load_item, resolve_item
 from the_loop.spec.project import ItemContext, Project, item_context, open_project
-from the_loop.tasks import Task, TaskState, set_state
+from the_loop.tasks import Task, TaskState, set_state, text_digest
 from the_loop.workflow import tick_evidence
 from the_loop.workflow.entry_text import concrete_did, concrete_next
 from the_loop.workflow.item_report import ItemReport
@@ -167,7 +167,8 @@ def start_task(item: ItemAt | ItemContext, task_id: str, *, session: str | None 
         if task.state is TaskState.DONE:
             raise RefusedError(f"task {task.id} is already done")
         _require_deps_done(report, task)
-        set_state(report.item.artifacts["tasks"].path, task.id, TaskState.IN_PROGRESS)
+        tasks = report.item.artifacts["tasks"]
+        set_state(tasks.path, task.id, TaskState.IN_PROGRESS, as_read=_as_read(tasks, task))
         seen_sessions.own_task(at.project.root, session, report.id, task.id)
         return task
 
@@ -346,10 +347,16 @@ def _done_plan(
         task_id=task.id,
         tick_from=None if adopt else task.state.value,
         tick_to=None if adopt else TaskState.DONE.value,
+        tick_at=None if adopt else _as_read(ctx.item.artifacts["tasks"], task),
         mirror_phase=phase,
         transition=transition,
         session=session,
     )
+
+
+def _as_read(tasks: Artifact, task: Task) -> tuple[int, str] | None:
+    """Where ``task``'s mark is in tasks.md as this command read it (no second parse)."""
+    return (task.mark_offset, text_digest(tasks.text)) if tasks.text is not None else None
 
 
 def _completes_the_item(report: ItemReport, task: Task) -> bool:
