@@ -12,6 +12,8 @@ from the_loop.io import collector
 
 @pytest.fixture(autouse=True)
 def thawed() -> Iterator[None]:
+    # Before too: an in-process `loop next` earlier in this worker froze what was alive.
+    gc.unfreeze()
     yield
     gc.unfreeze()
     gc.enable()

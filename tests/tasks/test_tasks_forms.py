@@ -153,6 +153,17 @@ def test_clause_and_citation_forms(
     assert [f for f in result.findings if f.level is not Level.INFO] == []
 
 
+def test_plain_parentheses_cite_only_when_nothing_else_does_and_keep_their_line() -> None:
+    result = parse(
+        "- [ ] 1. Load it (R9)\n  - _Requirements:_ R1\n"  # the field cites: (R9) is a mention
+        "- [ ] 2. Load it *(AC2)* (R9)\n"  # an italic group cites: the same
+        "- [ ] 3. Load the worker\n  and its cache (R4, AC1)\n"  # nothing else: they cite
+        "- [ ] 4. Load it (R5)\n  - Mentions (R6) in a detail.\n"  # only the header's count
+    )
+    cited = [(t.requirements, t.requirements_line) for t in result.tasks]
+    assert cited == [(("R1",), 2), (("AC2",), 3), (("R4", "AC1"), 5), (("R5",), 6)]
+
+
 def test_a_clause_in_the_middle_of_a_sentence_is_prose() -> None:
     result = parse(
         "- [ ] 1. A\n- [ ] 2. Remove what depends on 1\n  - Whatever depends on 1 stays.\n"

@@ -247,6 +247,7 @@ class _Facts:
         "requirements_line",
         "in_parentheses",
         "in_parentheses_line",
+        "header_parens",
         "test",
         "test_line",
         "details",
@@ -264,6 +265,10 @@ class _Facts:
         # is a mention).
         self.in_parentheses: dict[str, None] = {}
         self.in_parentheses_line: int | None = None
+        # The header's text for those plain parentheses, read only when nothing else
+        # cites (most tasks cite in a field, and a title's `(3)` is common): the text
+        # (code and italic groups blanked), its offset in the block, and the block.
+        self.header_parens: tuple[str, int, Block] | None = None
         self.test: str | None = None
         self.test_line: int | None = None
         self.details: list[str] = []
@@ -302,9 +307,11 @@ def assemble(draft: Draft, ctx: Context) -> Task | None:
     if fields:
         _take_fields(fields, para, facts, ctx, task_id)
     _take_blocks(draft.blocks, facts, ctx, task_id)
-    if not facts.requirements and facts.in_parentheses:
-        facts.requirements = facts.in_parentheses
-        facts.requirements_line = facts.in_parentheses_line
+    if not facts.requirements and facts.header_parens is not None:
+        _read_paren_groups(*facts.header_parens, facts)
+        if facts.in_parentheses:
+            facts.requirements = facts.in_parentheses
+            facts.requirements_line = facts.in_parentheses_line
     parallel = False
     if title[:1] == "[":
         title, parallel = _tags(title, facts)
@@ -616,8 +623,11 @@ def _read_text(
         line = block.line_at(offset + m.start())
         _take_requirements(m.group(1) or m.group(2) or "", line, facts, ctx)
     if header and "(" in text:
-        _read_paren_groups(
-            _ITALIC_GROUP_RE.sub(" ", text) if italic else text, offset, block, facts
+        # Read by ``assemble`` once the task's other citations are known (none: these count).
+        facts.header_parens = (
+            _ITALIC_GROUP_RE.sub(" ", text) if italic else text,
+            offset,
+            block,
         )
     if text.isascii():
         # Lower-cased ASCII text holds a clause only with a keyword `_CLAUSE_RE` looks
