@@ -587,6 +587,25 @@ MUTATIONS: tuple[Mutation, ...] = (
         new="verification = None",
     ),
     Mutation(
+        "tick-trusts-a-stale-offset",
+        "the tick uses the offset the command read even after the file changed under it",
+        "the_loop/tasks/writer.py",
+        (
+            "tests/tasks/test_tasks_writer.py::"
+            "test_a_tick_as_read_of_a_file_changed_since_reads_it_again",
+        ),
+        old="if as_read is not None and hashlib.sha256(data).hexdigest() == as_read[1]:",
+        new="if as_read is not None:",
+    ),
+    Mutation(
+        "log-questions-read-every-commit",
+        "a log's history questions read every commit of the repository, not the log's own",
+        "the_loop/git/history.py",
+        ("tests/git/test_history.py::test_a_logs_questions_read_only_the_commits_that_changed_it",),
+        old='"HEAD", "--", spec],',
+        new='"HEAD"],',
+    ),
+    Mutation(
         "lane-folds-onto-the-new-head",
         "a lane's branch left at an older base is folded onto the new head, undoing what landed",
         "the_loop/git/worktrees.py",
