@@ -95,6 +95,25 @@ def test_reports_on_an_item_without_checkpoints_do_not_load_gitpython(
     assert "git" not in modules
 
 
+@pytest.mark.parametrize("args", [("status", "9"), ("check", "9")], ids=" ".join)
+def test_a_ticked_task_whose_log_names_no_checkpoint_loads_no_gitpython(
+    repo: Path, args: tuple[str, ...]
+) -> None:
+    # Ticked by hand, logged by hand: no entry names a checkpoint commit, so nothing
+    # is looked up in git, the cache key included.
+    tasks = repo / "docs/specs/issue-9/tasks.md"
+    tasks.write_text(tasks.read_text().replace("- [ ] 1. One", "- [x] 1. One"))
+    (repo / "docs/specs/issue-9/execution-log.md").write_text(
+        "---\ntype: execution-log\nworkItem: issue-9\nphase: implementation\n---\n\n"
+        "# Execution Log: x\n\n## Progress entries\n\n### 2026-11-30T12:00Z — task 1 done\n\n"
+        "- **Next:** implement task 2: Two\n"
+    )
+    loaded(repo, *args)  # fills the caches
+    modules = loaded(repo, *args)
+    assert "the_loop" in modules
+    assert "git" not in modules
+
+
 def test_the_version_needs_nothing_but_the_package(repo: Path) -> None:
     modules = loaded(repo, "--version")
     assert "click" not in modules

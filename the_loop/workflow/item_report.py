@@ -226,14 +226,16 @@ class ItemReport:
     def _history_key(self) -> tuple[str | None, str | None] | None:
         """What the tick evidence reads outside the item's files (None: it reads nothing).
 
-        Git is asked only when a task is ticked, the log is there to name its
-        checkpoint and commits carry trailers; then HEAD's commit stands for the
+        Git is asked only when a task is ticked, the log names a checkpoint commit
+        and commits carry trailers; then HEAD's commit stands for the
         history the checkpoint commits are looked up in, and an unfinished
         checkpoint counts too (its commit may be next).
         """
         log = self.item.artifacts["execution-log"]
         if not self.counts[0] or not log.exists or not self.config.checkpoint.trailers:
             return None
+        if log.text is not None and "Loop-Checkpoint:" not in log.text:
+            return None  # no entry names a checkpoint commit: nothing is looked up in git
         from the_loop.config.state_folder import journal_exists
         from the_loop.git.repo import head_sha
 
