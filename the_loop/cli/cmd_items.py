@@ -83,7 +83,8 @@ def status(env: Env, item_ref: str | None, all_items: bool, json_output: bool, f
     from the_loop.workflow.answer_limits import LIST_LIMIT
     from the_loop.workflow.status import item_status
 
-    views = [item_status(r) for r in _reports(env, item_ref, all_items)]
+    with collector.paused(expected_objects=collector.LARGE):  # as in `next`, below
+        views = [item_status(r) for r in _reports(env, item_ref, all_items)]
     if wants_json(env, json_output):
         answers = [v.to_json(None if full else LIST_LIMIT) for v in views]
         emit_json(answers if all_items else answers[0])
@@ -145,8 +146,9 @@ def check(env: Env, item_ref: str | None, all_items: bool, strict: bool, json_ou
     """
     from the_loop.findings import counts, failing
 
-    selected = _reports(env, item_ref, all_items)
-    checked = [r.check() for r in selected]
+    with collector.paused(expected_objects=collector.LARGE):  # as in `next`
+        selected = _reports(env, item_ref, all_items)
+        checked = [r.check() for r in selected]
     findings = [f for found, _count in checked for f in found]
     evaluated = sum(count for _found, count in checked)
     summary = counts(findings)
@@ -203,27 +205,28 @@ def graph(env: Env, item_ref: str, fmt: str, json_output: bool) -> None:
     """
     from the_loop.workflow import graph_view
 
-    (report,) = _reports(env, item_ref, False)
-    echo_problems(report.ctx.problems)
-    if not report.item.artifacts["tasks"].exists:
-        raise UsageError(
-            f"{report.id} has no tasks.md yet",
-            hint=f"`loop work-on {report.id}` says what comes first",
-        )
-    if wants_json(env, json_output):
-        data, errors = graph_view.graph_answer(report)
-        emit_json_table({**data, "errors": [relative_finding(f).to_json() for f in errors]})
-        _exit_failing(bool(errors))
-        return
-    from the_loop.dag.render import RENDERERS  # the graph analysis: only to draw the graph
+    with collector.paused(expected_objects=collector.LARGE):  # as in `next`
+        (report,) = _reports(env, item_ref, False)
+        echo_problems(report.ctx.problems)
+        if not report.item.artifacts["tasks"].exists:
+            raise UsageError(
+                f"{report.id} has no tasks.md yet",
+                hint=f"`loop work-on {report.id}` says what comes first",
+            )
+        if wants_json(env, json_output):
+            data, errors = graph_view.graph_answer(report)
+            emit_json_table({**data, "errors": [relative_finding(f).to_json() for f in errors]})
+            _exit_failing(bool(errors))
+            return
+        from the_loop.dag.render import RENDERERS  # the graph analysis: only to draw the graph
 
-    assert report.tasks is not None and report.dag is not None
-    if fmt == "svg":
-        from the_loop.dag.svg import render_svg as draw  # grandalf: only for an SVG
-    else:
-        draw = RENDERERS[fmt]
-    click.echo(draw(report.id, report.tasks, report.dag), nl=False)
-    _echo_graph_errors(report, graph_view.graph_errors(report))
+        assert report.tasks is not None and report.dag is not None
+        if fmt == "svg":
+            from the_loop.dag.svg import render_svg as draw  # grandalf: only for an SVG
+        else:
+            draw = RENDERERS[fmt]
+        click.echo(draw(report.id, report.tasks, report.dag), nl=False)
+        _echo_graph_errors(report, graph_view.graph_errors(report))
 
 
 def _echo_graph_errors(report: ItemReport, errors: list[Finding]) -> None:
