@@ -14,15 +14,23 @@ from the_loop.workflow.task_tests import Verification
 _OUTPUT_LINES = 20
 
 
+# What ends a continue prompt: the serial driver's agent may checkpoint the task itself.
+SERIAL_CLOSING = (
+    "When the test passes, loop checkpoints the task; or record it yourself with `loop task done`."
+)
+
+
 def continue_prompt(
-    task: Task,
+    task_id: str,
+    title: str,
     *,
-    next_step: str | None,
+    next_step: str | None = None,
     verification: Verification | None = None,
     error: str | None = None,
+    closing: str = SERIAL_CLOSING,
 ) -> str:
-    """``continue task N``, the log's Next:, and why the task is not done yet."""
-    lines = [f"continue task {task.id}: {task.title}", ""]
+    """``continue task N``, the log's Next:, why the task is not done yet, then ``closing``."""
+    lines = [f"continue task {task_id}: {title}", ""]
     if next_step:
         lines += [f"Last log entry's Next: {next_step}", ""]
     if error:
@@ -33,10 +41,7 @@ def continue_prompt(
         if output:
             lines += ["", "```", *output, "```"]
         lines.append("")
-    lines.append(
-        "When the test passes, loop checkpoints the task; or record it yourself with "
-        "`loop task done`."
-    )
+    lines.append(closing)
     return "\n".join(lines) + "\n"
 
 

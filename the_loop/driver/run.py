@@ -310,7 +310,7 @@ class _Driver:
                 self._backoff(task, runs, len(failures), error)
                 # A session that got going continues; one that never started gets the brief.
                 prompt = (
-                    continue_prompt(task, next_step=self._last_next(), error=error)
+                    continue_prompt(task.id, task.title, next_step=self._last_next(), error=error)
                     if turn.reply.session is not None
                     else brief
                 )
@@ -326,7 +326,9 @@ class _Driver:
                 reason = f"task {task.id} is still unfinished after {runs} run(s): {why}"
                 return self._give_up(task, runs, reason)
             self._under_pressure(task, turn, verification)
-            prompt = continue_prompt(task, next_step=self._last_next(), verification=verification)
+            prompt = continue_prompt(
+                task.id, task.title, next_step=self._last_next(), verification=verification
+            )
 
     # ---------------------------------------------------------------- budgets
 

@@ -37,7 +37,7 @@ from the_loop.driver.agents import Agent, AgentKind, AgentReply, Invocation, Sta
 from the_loop.driver.events import AgentFinished, Event, Progress
 from the_loop.driver.lanes.attempt import Attempt, AttemptResult, TestSpec
 from the_loop.driver.process import run_process
-from the_loop.driver.prompts import compaction_focus
+from the_loop.driver.prompts import compaction_focus, continue_prompt
 from the_loop.driver.run_ledger import USAGE_VARIABLE, OpenRun, RunLedger
 from the_loop.errors import LoopError
 from the_loop.git import worktrees
@@ -45,8 +45,6 @@ from the_loop.io.processes import Completed
 from the_loop.ledger.prices import Prices
 from the_loop.ledger.tokens import Tokens, usage_to_json
 from the_loop.workflow.task_tests import TestRun, Verification, run_test
-
-_OUTPUT_LINES = 20
 
 
 class Stopped(Exception):
@@ -412,20 +410,20 @@ def _earlier_work() -> str:
     )
 
 
+# A lane's agent never checkpoints: the merge queue does, on the integration branch.
+_LANE_CLOSING = "When the test passes, stop: loop commits, merges and checkpoints the task."
+
+
 def _continue(
     attempt: Attempt, *, verification: Verification | None = None, error: str | None = None
 ) -> str:
-    lines = [f"continue task {attempt.task}: {attempt.title}", ""]
-    if error:
-        lines += [f"The previous run ended with an error: {error}", ""]
-    if verification is not None and not verification.passed:
-        lines.append(f"The task's test does not pass yet: {verification.summary()}")
-        output = verification.output.strip().splitlines()[-_OUTPUT_LINES:]
-        if output:
-            lines += ["", "```", *output, "```"]
-        lines.append("")
-    lines.append("When the test passes, stop: loop commits, merges and checkpoints the task.")
-    return "\n".join(lines) + "\n"
+    return continue_prompt(
+        attempt.task,
+        attempt.title,
+        verification=verification,
+        error=error,
+        closing=_LANE_CLOSING,
+    )
 
 
 def lane_preface(attempt: Attempt, path: Path) -> str:
