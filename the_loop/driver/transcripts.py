@@ -11,7 +11,7 @@ those new bytes are read.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from the_loop.driver.agents import Agent
@@ -54,23 +54,28 @@ def compacted_since(path: Path | None, offset: int, marker: tuple[str, str] | No
     """Whether a compaction line was written to ``path`` after byte ``offset``."""
     if path is None or marker is None:
         return False
-    key, value = marker
-    needle = value.encode()
     try:
         with path.open("rb") as handle:
             handle.seek(offset)
-            for line in handle.read(_MAX_NEW_BYTES).splitlines():
-                if needle not in line:
-                    continue
-                try:
-                    obj = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(obj, dict) and obj.get(key) == value:
-                    return True
+            lines = handle.read(_MAX_NEW_BYTES).splitlines()
     except OSError:
         return False
-    return False
+    return any(True for _ in _compactions(lines, marker))
+
+
+def _compactions(lines: list[bytes], marker: tuple[str, str]) -> Iterator[dict[str, object]]:
+    """The JSON lines of ``lines`` whose ``marker`` key holds its value (compaction lines)."""
+    key, value = marker
+    needle = value.encode()
+    for line in lines:
+        if needle not in line:
+            continue  # most lines: no JSON parse
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and obj.get(key) == value:
+            yield obj
 
 
 def reading(
@@ -99,8 +104,6 @@ def compacted_after(path: Path | None, marker: tuple[str, str] | None, stamp: st
     """
     if path is None or marker is None:
         return False
-    key, value = marker
-    needle = value.encode()
     since = stamp[:19]
     try:
         size = path.stat().st_size
@@ -109,15 +112,7 @@ def compacted_after(path: Path | None, marker: tuple[str, str] | None, stamp: st
             lines = handle.read(_MAX_NEW_BYTES).splitlines()
     except OSError:
         return False
-    for line in lines:
-        if needle not in line:
-            continue
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(obj, dict) or obj.get(key) != value:
-            continue
+    for obj in _compactions(lines, marker):
         when = obj.get("timestamp")
         if isinstance(when, str) and when[:19] >= since:
             return True
