@@ -17,6 +17,7 @@ from the_loop.errors import RefusedError, Where
 from the_loop.findings import Finding, Level
 from the_loop.git.history import checkpoint_version, tracked_at_head
 from the_loop.log.execution_log import LogEntry, parse_log
+from the_loop.log.task_checkpoints import names_a_checkpoint
 
 EDITED = "log.anchor-edited"
 MISSING = "log.anchor-missing"
@@ -57,9 +58,6 @@ class AnchorProblem:
         )
 
 
-_CHECKPOINTED = "Loop-Checkpoint:"  # in an entry's WIP line when its checkpoint committed it
-
-
 def anchor_problem(root: Path, log: Path) -> AnchorProblem | None:
     """How the log's checkpointed last entry differs from its commit; None when it holds.
 
@@ -69,7 +67,7 @@ def anchor_problem(root: Path, log: Path) -> AnchorProblem | None:
     if not log.is_file() or not _in_a_repository(log):
         return None
     text = log.read_text(encoding="utf-8", errors="replace")
-    if _CHECKPOINTED not in text:
+    if not names_a_checkpoint(text):
         # No entry says a checkpoint committed it, so there is no commit to find:
         # looking would walk the whole history for nothing.
         return None

@@ -38,6 +38,14 @@ _ANY_WIP = re.compile(r"^[-*][^\S\n]+\*\*WIP:?\*\*", re.MULTILINE)
 _TEMPLATE_MARK = "written by `loop` at every checkpoint"
 
 
+def names_a_checkpoint(text: str) -> bool:
+    """Whether any entry of the log ``text`` says a checkpoint commit holds it.
+
+    Without one, nothing in the log can be looked up in git's history.
+    """
+    return _CHECKPOINT_ID.search(text) is not None
+
+
 @dataclass(frozen=True)
 class TaskCheckpoint:
     """The latest log entry recording a task as done.

@@ -234,8 +234,10 @@ class ItemReport:
         log = self.item.artifacts["execution-log"]
         if not self.counts[0] or not log.exists or not self.config.checkpoint.trailers:
             return None
-        if log.text is not None and "Loop-Checkpoint:" not in log.text:
-            return None  # no entry names a checkpoint commit: nothing is looked up in git
+        from the_loop.log.task_checkpoints import names_a_checkpoint
+
+        if log.text is not None and not names_a_checkpoint(log.text):
+            return None  # nothing is looked up in git
         from the_loop.config.state_folder import journal_exists
         from the_loop.git.repo import head_sha
 
