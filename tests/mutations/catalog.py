@@ -624,8 +624,8 @@ MUTATIONS: tuple[Mutation, ...] = (
             "tests/spec/test_item_formats.py::"
             "test_tasks_that_trace_by_story_owe_each_story_a_task_not_each_fr",
         ),
-        old="elif covered and all(_family_of(req_id) == STORY for req_id in covered):",
-        new="elif False:",
+        old="by_story = bool(covered) and all(_family_of(req_id) == STORY for req_id in covered)",
+        new="by_story = False",
     ),
     Mutation(
         "carried-compaction-confirmed-late",

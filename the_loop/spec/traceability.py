@@ -131,13 +131,12 @@ def trace(reqs: RequirementSet, tasks: TaskList) -> list[Finding]:
             finding = _unresolved(task, tasks, cited, reqs, families, children, hints)
             if finding is not None:
                 findings.append(finding)
-    if cites_all:
-        pass
-    elif covered and all(_family_of(req_id) == STORY for req_id in covered):
-        findings.extend(_uncovered(reqs, covered, children, frozenset({STORY})))
-        findings.extend(_story_level(reqs))
-    else:
-        findings.extend(_uncovered(reqs, covered, children))
+    if not cites_all:
+        by_story = bool(covered) and all(_family_of(req_id) == STORY for req_id in covered)
+        owed = frozenset({STORY}) if by_story else _COVERED_FAMILIES
+        findings.extend(_uncovered(reqs, covered, children, owed))
+        if by_story:
+            findings.extend(_story_level(reqs))
     return sorted_findings(findings)
 
 
