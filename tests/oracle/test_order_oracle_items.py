@@ -56,27 +56,10 @@ TICK_PATTERNS = 40  # random tick states per item, read in-process
 # (item, check) → why loop differs from the oracle today, as a strict xfail.
 # Fixed since the first run: Spec Kit's `(depends on T003)` kept its `)` and held the
 # task back for good (002-cli-export); a task the waves leave out waited only for the
-# one just above it (docs-site). Left: two questions for the order rule.
-_LISTED_AFTER_UNLISTED = (
-    "a task a wave lists does not wait for an unlisted task above it: loop offers wave 0 "
-    "beside task 1, which the file puts first; docs/formats.md replaces the file order only "
-    "'among the tasks they list', so the oracle keeps 1 before 2 and 3"
-)
-_NESTED_CHECKPOINT = (
-    "a checkpoint sub-task (2.2) gates only its parent's work: loop offers task 3, below it, "
-    "beside 2.1 when the waves put 2 and 3 side by side; docs/formats.md says every task "
-    "below a checkpoint waits for it, so the oracle holds 3 back"
-)
-GAPS: dict[tuple[str, str], str] = {
-    **{
-        ("onboarding-emails", check): _LISTED_AFTER_UNLISTED
-        for check in ("edges", "ready", "unticked", "walk", "ticks")
-    },
-    **{
-        ("payment-refunds", check): _NESTED_CHECKPOINT
-        for check in ("edges", "ready", "walk", "ticks")  # unticked: 1 is open, both wait
-    },
-}
+# one just above it (docs-site); a task a wave lists did not wait for an unlisted task
+# above it (onboarding-emails); a checkpoint sub-task gated only its parent's work, so
+# the waves let the task below it start (payment-refunds).
+GAPS: dict[tuple[str, str], str] = {}
 
 # item → why its ready set is only checked to be safe (a subset), not equal.
 AMBIGUOUS: dict[str, str] = {}

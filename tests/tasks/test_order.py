@@ -153,6 +153,42 @@ def test_a_wave_naming_an_unknown_task_holds_the_next_wave_back() -> None:
     assert analyze(tasks).ready == ("1",)
 
 
+
+def test_a_listed_task_waits_for_the_unlisted_task_the_file_puts_above_it() -> None:
+    # The waves leave the groundwork out: the file still says it comes first.
+    text = """\
+        - [ ] 1. The shared client every other task uses
+        - [ ] 2. Send the welcome mail
+        - [ ] 3. Send the reminder
+        - [ ] 4. Footer link
+
+        ```json
+        {"waves": [{"id": 0, "tasks": ["2", "3"]}, {"id": 1, "tasks": ["4"]}]}
+        ```
+        """
+    tasks = read(text)
+    assert deps(tasks) == {"1": (), "2": ("1",), "3": ("1",), "4": ("1", "2", "3")}
+    assert analyze(tasks).ready == ("1",)
+
+
+def test_a_checkpoint_sub_task_holds_back_the_task_a_wave_puts_beside_its_parent() -> None:
+    text = """\
+        - [x] 1. The record
+        - [ ] 2. Refunds through the provider
+          - [ ] 2.1 Call the provider
+          - [ ] 2.2 Checkpoint - the provider tests pass before anything builds on it
+        - [ ] 3. Tell the customer
+
+        ```json
+        {"waves": [{"id": 0, "tasks": ["1"]}, {"id": 1, "tasks": ["2", "3"]}]}
+        ```
+        """
+    tasks = read(text)
+    d = deps(tasks)
+    assert d["2.2"] == ("1", "2.1")  # not its own parent: that would be a cycle
+    assert d["3"] == ("1", "2.2")
+    assert analyze(tasks).ready == ("2.1",)
+
 SPEC = """\
     ## Phase 1: Setup
     - [x] T001 Make the layout in src/

@@ -14,7 +14,8 @@ its *form* says, after those sources are joined:
   tasks shares the task before the run, and the next plain task waits for the
   whole run), and a new phase waits for everything of the phase before it. A
   Kiro ``waves`` graph (a ```json block) replaces the file order among the tasks
-  it lists: wave *k* waits for wave *k - 1*.
+  it lists: wave *k* waits for wave *k - 1*; between listed and unlisted tasks
+  the file order stands.
 * **Sub-tasks are tasks.** ``2.1`` is a sub-task of ``2`` when task ``2`` comes
   before it (nested or flat). A parent waits for its required sub-tasks and is
   done exactly when they are, whatever its own box shows; its sub-tasks wait
@@ -22,7 +23,8 @@ its *form* says, after those sources are joined:
 * **Optional tasks** (Kiro's ``- [ ]*``) are tasks, never required: no parent,
   checkpoint or later task waits for one.
 * **A checkpoint** ("Checkpoint — ensure all tests pass") waits for every
-  required task above it, and every task below it waits for the checkpoint.
+  required task above it, and every task below it waits for the checkpoint, at
+  any depth (its own ancestors aside) and whatever the waves allow.
 
 Explicit statements are kept and unioned with these edges. Everything here is
 one linear pass (a parent's sub-tasks are visited once).
@@ -240,9 +242,12 @@ class _Order:
             still_open = [t for t in previous if not self.done(self.first[t])]
             previous = [t for t in known if self.required(self.first[t])] + still_open
         self._hold_unknown(waves)
-        # An unlisted task waits for every required task above it: the waves let listed
-        # tasks run side by side, so the one just above may be done while others are open.
+        # The waves replace the file order only among the tasks they list. An unlisted
+        # task waits for every required task above it (the waves let listed tasks run
+        # side by side, so the one just above may be done while others are open); a
+        # listed task waits for the unlisted ones above it.
         frontier: dict[str, None] = {}
+        unlisted: dict[str, None] = {}  # the last required unlisted task, and what it carries
         for i in self.top:
             task = self.tasks[i]
             if task.id not in listed:
@@ -250,8 +255,11 @@ class _Order:
                 if self.required(i):
                     carried = self.carried(set(frontier), i)
                     frontier = dict.fromkeys([task.id, *sorted(carried)])
-            elif self.required(i):
-                frontier[task.id] = None
+                    unlisted = dict.fromkeys([task.id, *sorted(self.carried(set(unlisted), i))])
+            else:
+                self.add(i, list(unlisted))
+                if self.required(i):
+                    frontier[task.id] = None
             if i in self.children:
                 self.sequence(self.children[i], set())
 
@@ -288,22 +296,30 @@ class _Order:
     # -- checkpoints ---------------------------------------------------------
 
     def checkpoints(self) -> bool:
-        """A checkpoint waits for every required task above it; each task below waits for it."""
+        """A checkpoint waits for every required task above it; each task below waits for it.
+
+        At any depth: a checkpoint sub-task (``2.2 Checkpoint``) gates the tasks below
+        it outside its parent too, whatever the waves allow. Its own ancestors are the
+        exception both ways: a parent already waits for its sub-tasks.
+        """
+        if not any(t.checkpoint for t in self.tasks):
+            return False
         gate: set[str] = set()  # what a task below the last checkpoint waits for
         since: list[str] = []
-        found = False
-        for i in self.top:
+        for i in sorted(self.first.values()):  # every task, sub-tasks too, in file order
             task = self.tasks[i]
+            ancestors = self._ancestors(i)
             if task.checkpoint:
-                found = True
-                waits = set(since) | gate
+                waits = (set(since) | gate) - ancestors
+                # A sub-task whose parent is waited for is covered by it: no second edge.
+                waits = {d for d in waits if not self._ancestors(self.first[d]) & waits}
                 self.add(i, waits)
                 gate, since = {task.id} | self.carried(waits, i), []
                 continue
-            self.add(i, gate)
+            self.add(i, gate - ancestors)
             if self.required(i):
                 since.append(task.id)
-        return found
+        return True
 
     # -- parents and sub-tasks -----------------------------------------------
 
