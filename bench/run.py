@@ -7,8 +7,9 @@
 Every cell is a separate process (start-up included), one warm-up, then ``--runs``
 timed runs; the numbers are medians of the child's CPU time (user + system, its
 waited-for children included: the git processes loop runs) and of wall time. Each
-loop figure is divided by a floor timed in the same run, and the table puts the
-target beside the ratio:
+loop figure is divided by a floor timed in the same run, the two interleaved (one
+run of each per round, so a burst of load on a shared machine lands on both), and
+the table puts the target beside the ratio:
 
 - ``startup``: ``loop --version`` against ``python -c pass``;
 - ``dag``: ``next --json``, ``check``, ``status``, ``graph --json`` against
@@ -159,30 +160,33 @@ def run_once(
     )
 
 
-def measure(
-    cmd: Sequence[str],
-    cwd: Path,
-    env: dict[str, str],
-    runs: int,
-    before: Callable[[], None] | None = None,
-) -> Cell:
-    """One warm-up run, then ``runs`` timed ones; ``before`` runs ahead of each (untimed)."""
-    samples = []
+@dataclass(frozen=True)
+class Spec:
+    """One command to time: where it runs, its environment, what it reads, what precedes it."""
+
+    cmd: Sequence[str]
+    cwd: Path
+    env: dict[str, str]
+    stdin: str | None = None
+    before: Callable[[], None] | None = None
+
+
+def measure_together(specs: Sequence[Spec], runs: int) -> list[Cell]:
+    """Time ``specs`` in turn, one run of each per round: one warm-up round, then ``runs``.
+
+    Interleaving is what makes a ratio trustworthy on a shared machine: a burst of
+    load lands on the command and on its floor alike, instead of on whichever of
+    the two happened to be running when it came.
+    """
+    samples: list[list[Sample]] = [[] for _ in specs]
     for k in range(runs + 1):
-        if before:
-            before()
-        sample = run_once(cmd, cwd, env)
-        if k:  # the first run is the warm-up: bytecode, page cache, loop's own caches
-            samples.append(sample)
-    return Cell.of(samples)
-
-
-def measure_stdin(
-    cmd: Sequence[str], cwd: Path, env: dict[str, str], runs: int, stdin: str
-) -> Cell:
-    """:func:`measure` for a command that reads ``stdin`` (a hook's JSON)."""
-    samples = [run_once(cmd, cwd, env, stdin) for _ in range(runs + 1)]
-    return Cell.of(samples[1:])  # the first run is the warm-up
+        for spec, kept in zip(specs, samples, strict=True):
+            if spec.before:
+                spec.before()
+            sample = run_once(spec.cmd, spec.cwd, spec.env, spec.stdin)
+            if k:  # the first round is the warm-up: bytecode, page cache, loop's own caches
+                kept.append(sample)
+    return [Cell.of(kept) for kept in samples]
 
 
 def clear_loop_cache(root: Path) -> None:
@@ -215,8 +219,13 @@ class Bench:
     # --- start-up --------------------------------------------------------------
 
     def startup(self) -> None:
-        floor = measure([sys.executable, "-c", "pass"], self.out, self.env, self.runs)
-        loop = measure([*self.loop, "--version"], self.out, self.env, self.runs)
+        floor, loop = measure_together(
+            [
+                Spec([sys.executable, "-c", "pass"], self.out, self.env),
+                Spec([*self.loop, "--version"], self.out, self.env),
+            ],
+            self.runs,
+        )
         self.add(self._ratio("loop --version", "", "", "", loop, floor, 3.0, "python -c pass"))
 
     # --- parallel lanes ---------------------------------------------------------
@@ -324,7 +333,7 @@ class Bench:
     def hooks(self) -> None:
         root = fixtures.hooks_repo(self.out)
         transcript = fixtures.hook_transcript(self.out)
-        floor = measure([*self.loop, "--version"], root, self.env, self.runs)
+        version = Spec([*self.loop, "--version"], root, self.env)
         for event, extra, limit in (
             ("PostToolUse", {"transcript_path": str(transcript), "tool_name": "Bash"}, 3.0),
             ("SessionStart", {"source": "resume"}, 5.0),
@@ -338,7 +347,7 @@ class Bench:
                 }
             )
             cmd = [*self.loop, "hook", event, "--harness", "claude"]
-            loop = measure_stdin(cmd, root, self.env, self.runs, stdin)
+            floor, loop = measure_together([version, Spec(cmd, root, self.env, stdin)], self.runs)
             name = f"hook {event}"
             self.add(self._ratio(name, "", "50 items", "", loop, floor, limit, "loop --version"))
 
@@ -354,15 +363,18 @@ class Bench:
         item = f"bench-{n}"
         tasks_md = root / "docs" / "specs" / item / "tasks.md"
         ref_cmd = [sys.executable, str(REFERENCE), str(tasks_md)]
-        floor = measure(ref_cmd, root, self.env, self.runs)
         self._agree(root, item, ref_cmd, shape, n)
         for name, args in DAG_COMMANDS.items():
             cmd = [*self.loop, args[0], item, *args[1:]]
-            warm = measure(cmd, root, self.env, self.runs)
-            self.add(self._ratio(name, shape, f"{n:,}", "warm", warm, floor, 2.0, "reference"))
-            cold = measure(
-                cmd, root, self.cold_env, self.runs, before=lambda: clear_loop_cache(root)
+            floor, warm, cold = measure_together(
+                [
+                    Spec(ref_cmd, root, self.env),
+                    Spec(cmd, root, self.env),
+                    Spec(cmd, root, self.cold_env, before=lambda: clear_loop_cache(root)),
+                ],
+                self.runs,
             )
+            self.add(self._ratio(name, shape, f"{n:,}", "warm", warm, floor, 2.0, "reference"))
             self.add(self._ratio(name, shape, f"{n:,}", "cold", cold, floor, 4.0, "reference"))
             if name == "next --json":
                 self.add(
@@ -391,16 +403,18 @@ class Bench:
                 root = fixtures.dag_repo(self.out, shape, n)
                 item = f"bench-{n}"
                 tasks_md = root / "docs" / "specs" / item / "tasks.md"
-                floor = measure(
-                    [sys.executable, str(REFERENCE), str(tasks_md)], root, self.env, self.runs
-                )
                 cmd = [*self.loop, "next", item, "--json"]
-                cold = measure(
-                    cmd,
-                    root,
-                    self.cold_env,
+                floor, cold = measure_together(
+                    [
+                        Spec([sys.executable, str(REFERENCE), str(tasks_md)], root, self.env),
+                        Spec(
+                            cmd,
+                            root,
+                            self.cold_env,
+                            before=lambda root=root: clear_loop_cache(root),  # type: ignore[misc]
+                        ),
+                    ],
                     self.runs,
-                    before=lambda root=root: clear_loop_cache(root),  # type: ignore[misc]
                 )
                 target = 2.5 if n >= 100_000 else 3.0 if n >= 10_000 else 4.0
                 self.add(
@@ -439,8 +453,10 @@ class Bench:
         size = f"{items}×{tasks}"
         for mode, env in (("warm", self.env), ("cold", self.cold_env)):
             before = (lambda: clear_loop_cache(root)) if mode == "cold" else None
-            floor = measure(one, root, env, self.runs, before)
-            loop = measure(every, root, env, self.runs, before)
+            floor, loop = measure_together(
+                [Spec(one, root, env, before=before), Spec(every, root, env, before=before)],
+                self.runs,
+            )
             self.add(self._ratio("check --all", "random", size, mode, loop, floor, 3.0, "check 1"))
 
     # --- task done -------------------------------------------------------------------
