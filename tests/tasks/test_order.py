@@ -153,7 +153,6 @@ def test_a_wave_naming_an_unknown_task_holds_the_next_wave_back() -> None:
     assert analyze(tasks).ready == ("1",)
 
 
-
 def test_a_listed_task_waits_for_the_unlisted_task_the_file_puts_above_it() -> None:
     # The waves leave the groundwork out: the file still says it comes first.
     text = """\
@@ -188,6 +187,7 @@ def test_a_checkpoint_sub_task_holds_back_the_task_a_wave_puts_beside_its_parent
     assert d["2.2"] == ("1", "2.1")  # not its own parent: that would be a cycle
     assert d["3"] == ("1", "2.2")
     assert analyze(tasks).ready == ("2.1",)
+
 
 SPEC = """\
     ## Phase 1: Setup
@@ -228,3 +228,33 @@ def test_spec_kit_phases_block_and_p_opens_the_order() -> None:
 )
 def test_the_format_is_detected_per_item(path: Path, text: str, expected: str) -> None:
     assert detect_format(path, text) == expected
+
+
+UNREAD_IN_THE_MIDDLE = """\
+    - [ ] 1. Lay out the package
+    - [{mark}] Wire the settings in (no id: not a task)
+    - [ ] 2. Read the input
+    - [ ] 3. Write the output
+    """
+
+
+def test_an_open_checkbox_that_is_no_task_holds_back_what_the_order_puts_after_it() -> None:
+    tasks = read(UNREAD_IN_THE_MIDDLE.format(mark=" "))
+    assert [t.id for t in tasks.tasks] == ["1", "2", "3"]
+    assert "tasks.no-id" in [f.code for f in tasks.findings]
+    report = analyze(tasks)
+    assert report.ready == ("1",)
+    assert [t.unread_depends_line for t in tasks.tasks] == [None, 2, 2]
+
+
+def test_a_ticked_checkbox_that_is_no_task_holds_nothing_back() -> None:
+    tasks = read(UNREAD_IN_THE_MIDDLE.format(mark="x"))
+    assert [t.unread_depends_line for t in tasks.tasks] == [None, None, None]
+
+
+def test_in_the_loop_format_an_unread_checkbox_holds_nothing_back() -> None:
+    # the-loop's tasks say what they wait for in their fields: a task that states nothing
+    # is a root, and a line that is no task changes no one's fields.
+    text = "- [ ] 1. One\n  - _Depends on:_ none\n- [ ] Two\n- [ ] 3. Three\n  - _Depends on:_ 1\n"
+    tasks = read(text, THE_LOOP)
+    assert [t.unread_depends_line for t in tasks.tasks] == [None, None]

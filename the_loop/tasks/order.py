@@ -26,7 +26,9 @@ its *form* says, after those sources are joined:
   required task above it, and every task below it waits for the checkpoint, at
   any depth (its own ancestors aside) and whatever the waves allow.
 
-Explicit statements are kept and unioned with these edges. Everything here is
+Where order is the dependency, an open checkbox that is no task (``tasks.no-id``)
+holds back every task below it. Explicit statements are kept and unioned with
+these edges. Everything here is
 one linear pass (a parent's sub-tasks are visited once).
 """
 
@@ -39,7 +41,7 @@ from pathlib import Path
 
 from the_loop.findings import Level
 from the_loop.tasks.assembly import Context
-from the_loop.tasks.model import Task, TaskState
+from the_loop.tasks.model import STATE_OF_MARK, Task, TaskState
 from the_loop.tasks.values import canonical_id
 
 THE_LOOP = "the-loop"
@@ -137,6 +139,8 @@ def apply_order(
             sources.append("phases" if fmt == SPEC_KIT and order.has_phases else "order")
     if order.checkpoints():
         sources.append("checkpoints")
+    if fmt != THE_LOOP:
+        order.after_unread(ctx.no_id)
     if order.children:
         order.families()
         sources.append("sub-tasks")
@@ -292,6 +296,23 @@ class _Order:
         if not self.done(i):
             return set()
         return {d for d in before if not self.done(self.first[d])}
+
+    def after_unread(self, unread: list[tuple[int, str, str, str | None]]) -> None:
+        """Where order is the dependency, an open checkbox loop cannot read as a task
+        (``tasks.no-id``) still comes first: every task below it is held back.
+
+        ``unread``: the context's ``no_id`` entries, ``(line, mark, …)``. Only the
+        first open one matters; everything below it waits for it already.
+        """
+        line = next(
+            (n for n, mark, *_ in unread if STATE_OF_MARK.get(mark) is not TaskState.DONE), None
+        )
+        if line is None:
+            return
+        for i in self.first.values():
+            if self.tasks[i].line > line:
+                self.held.setdefault(i, line)
+                self.changed = True
 
     # -- checkpoints ---------------------------------------------------------
 
