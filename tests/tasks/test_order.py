@@ -258,3 +258,27 @@ def test_in_the_loop_format_an_unread_checkbox_holds_nothing_back() -> None:
     text = "- [ ] 1. One\n  - _Depends on:_ none\n- [ ] Two\n- [ ] 3. Three\n  - _Depends on:_ 1\n"
     tasks = read(text, THE_LOOP)
     assert [t.unread_depends_line for t in tasks.tasks] == [None, None]
+
+
+def test_cc_sdd_s_trailing_p_marker_lets_siblings_run_side_by_side() -> None:
+    text = """\
+        - [ ] 1. Foundation
+        - [ ] 1.1 Make the layout (P)
+          - _Requirements: 1.1_
+        - [ ] 1.2 Add the lint settings (P)
+          - _Requirements: 1.2_
+        - [ ] 1.3 Wire both into CI
+        - [ ] 2. Loader(P)
+        """
+    tasks = read(text)
+    assert [(t.id, t.title, t.parallel) for t in tasks.tasks] == [
+        ("1", "Foundation", False),
+        ("1.1", "Make the layout", True),
+        ("1.2", "Add the lint settings", True),
+        ("1.3", "Wire both into CI", False),
+        ("2", "Loader(P)", False),  # a marker is a word of its own
+    ]
+    d = deps(tasks)
+    assert d["1.2"] == ()  # beside 1.1, not after it
+    assert d["1.3"] == ("1.1", "1.2")  # the next plain task waits for the whole run
+    assert analyze(tasks).ready == ("1.1", "1.2")

@@ -313,7 +313,7 @@ def assemble(draft: Draft, ctx: Context) -> Task | None:
             facts.requirements = facts.in_parentheses
             facts.requirements_line = facts.in_parentheses_line
     parallel = False
-    if title[:1] == "[":
+    if title[:1] == "[" or title[-3:] == "(P)":
         title, parallel = _tags(title, facts)
     checkpoint = "heckpoint" in title and _CHECKPOINT_RE.match(title) is not None
     if checkpoint or "." in task_id:
@@ -367,9 +367,10 @@ _TAG_RE = re.compile(r"\[(P|US[0-9]{1,4})\][ \t]*")
 
 
 def _tags(title: str, facts: _Facts) -> tuple[str, bool]:
-    """``title`` without its leading ``[P]``/``[USn]`` tags, and whether ``[P]`` was one.
+    """``title`` without its markers, and whether one says the task may run in parallel.
 
-    A ``[USn]`` tag cites user story ``n`` of ``spec.md`` (the id ``USn``).
+    Spec Kit's leading ``[P]``/``[USn]`` tags (``[USn]`` cites user story ``n`` of
+    ``spec.md``, the id ``USn``), and cc-sdd's ``(P)`` at the end, a word of its own.
     """
     parallel, at = False, 0
     while (m := _TAG_RE.match(title, at)) is not None:
@@ -378,7 +379,10 @@ def _tags(title: str, facts: _Facts) -> tuple[str, bool]:
         else:
             facts.requirements.setdefault(m.group(1), None)
         at = m.end()
-    return title[at:], parallel
+    title = title[at:]
+    if title[-3:] == "(P)" and title[-4:-3] in " \t":
+        title, parallel = title[:-3].rstrip(), True
+    return title, parallel
 
 
 def _take_blocks(
