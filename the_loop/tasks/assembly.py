@@ -118,7 +118,7 @@ class Draft:
         if type(last) is tuple:
             # A lone field whose value continues on the next line: from now on it
             # is read the general way, like any sub-item of several lines.
-            last = self.blocks[-1] = Block(last[3], last[2])
+            last = self.blocks[-1] = Block(last[3].rstrip(), last[2])
         return last  # type: ignore[return-value]
 
 
@@ -497,9 +497,10 @@ def field_line(content: str, key: str, value: str, line: int) -> FieldLine | Blo
     # Every field marker has a colon: without one, no second field can follow.
     if ":" in value and _FIELD_RE.search(value):
         return Block(content.rstrip(), line)
-    value = value.rstrip()
     kind = _KINDS.get(key) or field_kind(key)  # (the look-up first: a call fewer per line)
-    return (kind, value.rstrip(_SEPARATORS) or value, line, content.rstrip())
+    # (`_SEPARATORS` holds the blanks: one strip for the value, a lone `—` kept; the
+    # bullet's text is stripped only if a continuation line ever makes it a Block.)
+    return (kind, value.rstrip(_SEPARATORS) or value.rstrip(), line, content)
 
 
 def field_kind(key: str) -> str:
