@@ -19,7 +19,7 @@ from the_loop.checkpoint.policy import (
     context_line,
     pressure_verdict,
 )
-from the_loop.config.loader import ContextPolicy, Pressure
+from the_loop.config.settings import ContextPolicy, Pressure
 from the_loop.errors import UsageError
 
 DEFAULT = Pressure(

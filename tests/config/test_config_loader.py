@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 
 from the_loop.config.loader import (
-    Config,
     OverrideSource,
     check_file,
     config_path,
@@ -27,6 +26,7 @@ from the_loop.config.loader import (
     load_config,
     schema,
 )
+from the_loop.config.settings import Config
 from the_loop.config.validation import validate
 from the_loop.errors import ConfigError, ExitCode, UnusableInputError, Where
 from the_loop.findings import Level

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from the_loop.config.loader import AgentSettings, ClaudeAgentSettings, CodexAgentSettings
+from the_loop.config.settings import AgentSettings, ClaudeAgentSettings, CodexAgentSettings
 from the_loop.driver.agent_choice import choose_kind, executable, make_agent
 from the_loop.driver.agents import AgentKind, Invocation, Start
 from the_loop.driver.claude import ClaudeAgent

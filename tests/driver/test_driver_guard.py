@@ -19,7 +19,7 @@ from harness.fake_anthropic import FakeAnthropic
 from harness.replies import PromptTooLong, Rule, Text, run_command
 from helpers.project import entries, git
 
-from the_loop.config.loader import ContextPolicy, Pressure
+from the_loop.config.settings import ContextPolicy, Pressure
 from the_loop.driver.overlay import harness_thresholds
 
 pytestmark = pytest.mark.agents

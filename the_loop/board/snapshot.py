@@ -17,7 +17,7 @@ from pathlib import Path
 
 from the_loop.board.state_reader import Lane, LiveRun, live_state
 from the_loop.checkpoint.policy import pressure_verdict
-from the_loop.config.loader import Pressure
+from the_loop.config.settings import Pressure
 from the_loop.dag.render import _state_class, _unique
 from the_loop.dag.svg import draw, layout
 from the_loop.errors import LoopError

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from enum import Enum
 
-from the_loop.config.loader import ContextPolicy, Pressure
+from the_loop.config.settings import ContextPolicy, Pressure
 from the_loop.errors import UsageError
 
 

@@ -12,13 +12,27 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from the_loop.config import schema
 from the_loop.config.env_overrides import environment_overrides
 from the_loop.config.project_root import CONFIG_DIR
+from the_loop.config.settings import (
+    CONFIG_FILE,
+    AgentSettings,
+    CheckpointSettings,
+    ClaudeAgentSettings,
+    CodexAgentSettings,
+    Config,
+    ContextPolicy,
+    Origin,
+    Path_,
+    Pressure,
+    TestingSettings,
+    WorkflowSettings,
+)
 from the_loop.config.validation import validate
 from the_loop.errors import ConfigError, UnusableInputError, Where
 from the_loop.findings import Finding, Level, failing, sorted_findings
@@ -29,7 +43,6 @@ from the_loop.io.textfile import CONFIG_LIMIT, decode_utf8, read_limited
 if TYPE_CHECKING:
     from typing import Any
 
-CONFIG_FILE = "config.yaml"
 # The upstream format's name for the same file; read where config.yaml is absent.
 UPSTREAM_CONFIG_FILE = "harness-config.yaml"
 # loop's own phases: the default `workflow.phases`.
@@ -62,117 +75,6 @@ ALL_PHASES = (
 OPTIONAL_PHASES = frozenset(
     {"phase-selection", "brainstorming", "test-planning", "verification", "cleanup"}
 )
-
-Path_ = tuple[str | int, ...]
-
-
-@dataclass(frozen=True)
-class Origin:
-    """Where one effective value came from."""
-
-    kind: str  # "default" | "config" | "environment" | "override"
-    where: Where | None = None
-
-    def __str__(self) -> str:
-        return "schema default" if self.kind == "default" else str(self.where)
-
-
-@dataclass(frozen=True)
-class Pressure:
-    """Thresholds of the two-arm pressure verdict."""
-
-    soft_tokens: int
-    hard_tokens: int
-    selective_percent: int
-    full_clear_percent: int
-
-
-@dataclass(frozen=True)
-class ContextPolicy:
-    """``contextManagement``: what reset follows each kind of boundary."""
-
-    enabled: bool
-    phase_boundary: str
-    task_boundary: str
-    mid_task: str
-    pressure: Pressure
-
-
-@dataclass(frozen=True)
-class CheckpointSettings:
-    """``checkpoint``: how the work in progress is committed."""
-
-    commit: bool
-    stage: str
-    message_template: str
-    trailers: bool
-    verify_tests: bool
-    test_timeout_seconds: int
-    hook_timeout_seconds: int
-    max_file_bytes: int
-
-
-@dataclass(frozen=True)
-class TestingSettings:
-    """``testing``, the part loop itself acts on: how a task's test command runs."""
-
-    shell: bool = False  # run _Test:_ commands through `sh -c`
-
-
-@dataclass(frozen=True)
-class ClaudeAgentSettings:
-    """``agent.claude``: how Claude Code runs headless."""
-
-    allowed_tools: tuple[str, ...]
-    model: str | None
-    args: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class CodexAgentSettings:
-    """``agent.codex``: how Codex runs headless."""
-
-    sandbox: str
-    model: str | None
-    args: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class AgentSettings:
-    """``agent``: the headless driver."""
-
-    kind: str
-    command: tuple[str, ...]
-    timeout_seconds: int
-    max_attempts: int
-    backoff_seconds: float
-    claude: ClaudeAgentSettings
-    codex: CodexAgentSettings
-
-
-@dataclass(frozen=True)
-class WorkflowSettings:
-    """``workflow``: where specs live and which phases the process uses."""
-
-    spec_dir: str
-    phases: tuple[str, ...]
-    require_human_review: bool
-    phase_label_prefix: str
-
-
-@dataclass(frozen=True)
-class Config:
-    """The effective configuration and the origin of every value in it."""
-
-    data: Mapping[str, Any]
-    origins: Mapping[Path_, Origin]
-    file: Path | None
-    workflow: WorkflowSettings
-    context: ContextPolicy
-    checkpoint: CheckpointSettings
-    agent: AgentSettings
-    warnings: tuple[Finding, ...] = field(default=())
-    testing: TestingSettings = field(default=TestingSettings())
 
 
 @dataclass(frozen=True)

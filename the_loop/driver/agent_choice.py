@@ -6,7 +6,7 @@ import os
 import shutil
 from collections.abc import Mapping
 
-from the_loop.config.loader import AgentSettings
+from the_loop.config.settings import AgentSettings
 from the_loop.driver.agents import Agent, AgentKind
 from the_loop.driver.claude import ClaudeAgent
 from the_loop.driver.codex import CodexAgent

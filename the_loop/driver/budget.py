@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from the_loop.config.loader import Config
+from the_loop.config.settings import Config
 
 GRACE_SECONDS = 3.0  # between SIGTERM and SIGKILL, as for a timeout
 _SKIPPED = {".git", "node_modules", ".venv", "__pycache__"}

@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from the_loop.config.loader import ClaudeAgentSettings
+from the_loop.config.settings import ClaudeAgentSettings
 from the_loop.driver.agents import (
     AgentKind,
     AgentReply,

@@ -23,7 +23,7 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from the_loop.config.loader import CodexAgentSettings
+from the_loop.config.settings import CodexAgentSettings
 from the_loop.driver.agents import AgentKind, AgentReply, Invocation, Start, one_line
 from the_loop.telemetry import Harness
 

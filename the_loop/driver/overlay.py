@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from the_loop.config.loader import ContextPolicy
+from the_loop.config.settings import ContextPolicy
 from the_loop.config.state_folder import state_dir, write_json
 from the_loop.hooks import settings_file
 from the_loop.hooks.payload import CLAUDE_EVENTS

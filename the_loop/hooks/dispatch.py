@@ -11,8 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from the_loop.config.loader import CONFIG_DIR
-from the_loop.config.project_root import find_project_root
+from the_loop.config.project_root import CONFIG_DIR, find_project_root
 from the_loop.errors import LoopError
 from the_loop.hooks import records
 from the_loop.hooks.answer import HookAnswer, render

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from the_loop.config.loader import CONFIG_DIR
+from the_loop.config.project_root import CONFIG_DIR
 from the_loop.config.state_folder import read_json, state_dir, write_json
 from the_loop.errors import LoopError, RefusedError, UsageError
 from the_loop.git import repo as gitrepo

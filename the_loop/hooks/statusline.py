@@ -17,7 +17,8 @@ from pathlib import Path
 
 from the_loop.checkpoint import seen_sessions as sessions
 from the_loop.checkpoint.policy import Verdict, pressure_verdict
-from the_loop.config.loader import CONFIG_DIR, ContextPolicy
+from the_loop.config.project_root import CONFIG_DIR
+from the_loop.config.settings import ContextPolicy
 from the_loop.errors import LoopError
 from the_loop.hooks.payload import bounded_text
 

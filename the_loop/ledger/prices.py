@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from the_loop.config.loader import Config
+from the_loop.config.settings import Config
 from the_loop.ledger.tokens import Tokens, Usage
 
 PER = 1_000_000

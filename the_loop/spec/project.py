@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from the_loop.config.loader import Config, load_config, with_overrides
+from the_loop.config.loader import load_config, with_overrides
+from the_loop.config.settings import Config
 from the_loop.errors import ConfigError, Where
 from the_loop.findings import Finding, Level
 from the_loop.spec.items import WorkItem, list_items, load_item, resolve_item

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from the_loop.config.loader import Config
+from the_loop.config.settings import Config
 from the_loop.log.task_checkpoints import LogCheckpoints
 from the_loop.spec.items import WorkItem
 from the_loop.spec.project import ItemContext

@@ -42,7 +42,7 @@ from the_loop.workflow.item_report import ItemReport
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
-    from the_loop.config.loader import Pressure
+    from the_loop.config.settings import Pressure
     from the_loop.workflow.session_reading import SessionPressure
     from the_loop.workflow.task_tests import Verification
 

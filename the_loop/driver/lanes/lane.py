@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from the_loop.checkpoint.policy import Verdict, pressure_verdict
-from the_loop.config.loader import AgentSettings, Pressure
+from the_loop.config.settings import AgentSettings, Pressure
 from the_loop.driver import transcripts
 from the_loop.driver.agent_choice import make_agent
 from the_loop.driver.agents import Agent, AgentKind, AgentReply, Invocation, Start, one_line

@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from the_loop.config.loader import Config
+from the_loop.config.settings import Config
 from the_loop.driver.events import Listener, RunSummary
 from the_loop.driver.lanes.coordinator import drive_parallel
 from the_loop.driver.run import DriveOptions
