@@ -535,6 +535,41 @@ MUTATIONS: tuple[Mutation, ...] = (
     ),
     # ---- today's capabilities: the order rule, the ledger, the merge queue
     Mutation(
+        "unread-checkbox-holds-nothing",
+        "where order is the dependency, tasks below an open checkbox loop cannot read are offered",
+        "the_loop/tasks/order.py",
+        (
+            "tests/tasks/test_order.py::"
+            "test_an_open_checkbox_that_is_no_task_holds_back_what_the_order_puts_after_it",
+        ),
+        function="_Order.after_unread",
+        body="return None",
+    ),
+    Mutation(
+        "listed-task-ignores-unlisted-above",
+        "a task Kiro's waves list starts before an unlisted task the file puts above it",
+        "the_loop/tasks/order.py",
+        (
+            "tests/tasks/test_order.py::"
+            "test_a_listed_task_waits_for_the_unlisted_task_the_file_puts_above_it",
+            "tests/oracle/test_order_oracle_items.py",
+        ),
+        old="                self.add(i, list(unlisted))\n",
+        new="                pass\n",
+    ),
+    Mutation(
+        "checkpoint-sub-task-gates-its-parent-only",
+        "a checkpoint sub-task does not hold back the tasks below its parent",
+        "the_loop/tasks/order.py",
+        (
+            "tests/tasks/test_order.py::"
+            "test_a_checkpoint_sub_task_holds_back_the_task_a_wave_puts_beside_its_parent",
+            "tests/oracle/test_order_oracle_items.py",
+        ),
+        old="        for i in sorted(self.first.values()):  # every task, sub-tasks too, in file order\n",
+        new="        for i in self.top:\n",
+    ),
+    Mutation(
         "parent-offered-before-children",
         "a parent task is ready before its open required sub-tasks (Kiro/Spec Kit order rule)",
         "the_loop/tasks/order.py",
