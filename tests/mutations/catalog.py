@@ -566,7 +566,10 @@ MUTATIONS: tuple[Mutation, ...] = (
             "test_a_checkpoint_sub_task_holds_back_the_task_a_wave_puts_beside_its_parent",
             "tests/oracle/test_order_oracle_items.py",
         ),
-        old="        for i in sorted(self.first.values()):  # every task, sub-tasks too, in file order\n",
+        old=(
+            "        for i in sorted(self.first.values()):"
+            "  # every task, sub-tasks too, in file order\n"
+        ),
         new="        for i in self.top:\n",
     ),
     Mutation(

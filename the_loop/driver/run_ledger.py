@@ -35,6 +35,17 @@ from the_loop.ledger.tokens import Tokens, usage_minus, usage_total
 USAGE_VARIABLE = "LOOP_USAGE_FILE"
 
 
+@dataclass(frozen=True)
+class RunEnd:
+    """How one run ended, as its ledger record tells it."""
+
+    session: str | None  # the session the run ended in (a fresh one, after a clear)
+    task: str | None
+    attempt: int
+    kind: str  # the record's kind; a compaction run is always "compaction"
+    stopped: str | None = None  # the limit that stopped it, if one did
+
+
 @dataclass
 class OpenRun:
     """A run under way: where it started from."""
@@ -92,54 +103,24 @@ class RunLedger:
         )
 
     def close(
-        self,
-        run: OpenRun,
-        invocation: Invocation,
-        finished: Completed,
-        *,
-        session: str | None,
-        task: str | None,
-        attempt: int,
-        kind: str,
-        stopped: str | None,
-        stdout: str,
+        self, run: OpenRun, invocation: Invocation, finished: Completed, end: RunEnd
     ) -> RunRecord:
         """Charge the finished run and append its record; returns the record."""
-        record, total = self.charge(
-            run,
-            invocation,
-            finished,
-            session=session,
-            task=task,
-            attempt=attempt,
-            kind=kind,
-            stopped=stopped,
-            stdout=stdout,
-        )
+        record, total = self.charge(run, invocation, finished, end)
         store.announce(self.root, self.item, None)
         store.append(self.root, record, total=total)
         return record
 
     def charge(
-        self,
-        run: OpenRun,
-        invocation: Invocation,
-        finished: Completed,
-        *,
-        session: str | None,
-        task: str | None,
-        attempt: int,
-        kind: str,
-        stopped: str | None,
-        stdout: str,
+        self, run: OpenRun, invocation: Invocation, finished: Completed, end: RunEnd
     ) -> tuple[RunRecord, dict[str, Tokens] | None]:
         """The finished run's record and the session total to move its cursor to; writes nothing.
 
         Only the run's own usage file is removed.
         """
-        if invocation.purpose == "compact":
-            kind = "compaction"
-        total, source = self._total_after(run, session, stdout)
+        session = end.session
+        kind = "compaction" if invocation.purpose == "compact" else end.kind
+        total, source = self._total_after(run, session, finished.stdout)
         if self.agent.kind is AgentKind.COMMAND:
             usage = total or {}
             total_for_cursor = None
@@ -150,8 +131,8 @@ class RunLedger:
         run.usage_file.unlink(missing_ok=True)
         record = RunRecord(
             item=self.item,
-            task=task,
-            attempt=attempt,
+            task=end.task,
+            attempt=end.attempt,
             kind=kind,
             agent=self.agent.kind.value,
             session=session,
@@ -160,7 +141,7 @@ class RunLedger:
             usage=usage,
             tokens_known=total is not None,
             exit_code=finished.returncode,
-            stopped=stopped,
+            stopped=end.stopped,
             source=source,
             lane=self.lane,
         )

@@ -30,7 +30,7 @@ from the_loop.driver.agents import Agent, AgentReply, Invocation, Start, one_lin
 from the_loop.driver.budget import Allowance, Budget, Watchdog
 from the_loop.driver.events import Listener, ResetDone
 from the_loop.driver.process import run_process
-from the_loop.driver.run_ledger import USAGE_VARIABLE, OpenRun, RunLedger
+from the_loop.driver.run_ledger import USAGE_VARIABLE, OpenRun, RunEnd, RunLedger
 from the_loop.errors import RefusedError
 from the_loop.io.processes import Completed
 from the_loop.spec.project import ItemContext
@@ -353,17 +353,8 @@ class SessionKeeper:
         if stopped is not None:
             self.stopped = stopped
         if charge is not None and self.ledger is not None:
-            self.ledger.close(
-                charge,
-                invocation,
-                finished,
-                session=reply.session or session,
-                task=self.task,
-                attempt=self.attempt,
-                kind=self.run_kind,
-                stopped=stopped,
-                stdout=finished.stdout,
-            )
+            end = RunEnd(reply.session or session, self.task, self.attempt, self.run_kind, stopped)
+            self.ledger.close(charge, invocation, finished, end)
         return finished, reply
 
     def _watchdog(self, charge: OpenRun | None) -> Watchdog | None:

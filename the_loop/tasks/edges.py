@@ -38,6 +38,8 @@ from the_loop.tasks.prose_dag import ProseDag
 
 if TYPE_CHECKING:
     from the_loop.tasks import mermaid  # its classes and patterns load with a flowchart
+    from the_loop.tasks.mermaid import Edge
+    from the_loop.tasks.prose_dag import ProseEdge
 
 # Ancestor searches made while comparing sources, at most (keeps a huge file linear).
 _SEARCH_BUDGET = 2_000_000
@@ -145,36 +147,14 @@ def _charts(charts: list[mermaid.Flowchart], known: set[str], ctx: Context) -> _
         for task_id, line in chart.nodes:
             if task_id in known:
                 source.stated.setdefault(task_id, line)
-        for edge in chart.edges:
-            if edge.target not in known:
-                _unknown_target(
-                    ctx,
-                    "tasks.mermaid-unknown-task",
-                    "mermaid edge",
-                    edge.source,
-                    edge.target,
-                    edge.line,
-                )
-                continue
-            source.add(edge.source, edge.target, edge.line)
+        _add_edges(source, chart.edges, known, ctx, "tasks.mermaid-unknown-task", "mermaid edge")
     return source
 
 
 def _prose(prose: ProseDag, known: set[str], ctx: Context) -> _Source:
     source = _Source("prose", "the dependency chain", complete=False)
     ctx.findings.extend(prose.findings)
-    for edge in prose.edges:
-        if edge.target not in known:
-            _unknown_target(
-                ctx,
-                "tasks.dag-unknown-task",
-                "dependency chain",
-                edge.source,
-                edge.target,
-                edge.line,
-            )
-            continue
-        source.add(edge.source, edge.target, edge.line)
+    _add_edges(source, prose.edges, known, ctx, "tasks.dag-unknown-task", "dependency chain")
     return source
 
 
@@ -184,19 +164,26 @@ def _table(prose: ProseDag, known: set[str], ctx: Context) -> _Source:
     for target, line in prose.table_stated.items():
         if target in known:
             source.stated.setdefault(target, line)
-    for edge in prose.table_edges:
-        if edge.target not in known:
-            _unknown_target(
-                ctx,
-                "tasks.dag-unknown-task",
-                "dependency table row",
-                edge.source,
-                edge.target,
-                edge.line,
-            )
-            continue
-        source.add(edge.source, edge.target, edge.line)
+    _add_edges(
+        source, prose.table_edges, known, ctx, "tasks.dag-unknown-task", "dependency table row"
+    )
     return source
+
+
+def _add_edges(
+    source: _Source,
+    edges: Iterable[Edge | ProseEdge],
+    known: set[str],
+    ctx: Context,
+    code: str,
+    what: str,
+) -> None:
+    """Each edge whose target is a task of the file; a warning for each other one."""
+    for edge in edges:
+        if edge.target in known:
+            source.add(edge.source, edge.target, edge.line)
+        else:
+            _unknown_target(ctx, code, what, edge.source, edge.target, edge.line)
 
 
 def _unknown_target(ctx: Context, code: str, what: str, src: str, target: str, line: int) -> None:

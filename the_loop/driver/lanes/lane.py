@@ -38,7 +38,7 @@ from the_loop.driver.events import AgentFinished, Event, Progress
 from the_loop.driver.lanes.attempt import Attempt, AttemptResult, TestSpec
 from the_loop.driver.process import run_process
 from the_loop.driver.prompts import compaction_focus, continue_prompt
-from the_loop.driver.run_ledger import USAGE_VARIABLE, OpenRun, RunLedger
+from the_loop.driver.run_ledger import USAGE_VARIABLE, OpenRun, RunEnd, RunLedger
 from the_loop.errors import LoopError
 from the_loop.git import worktrees
 from the_loop.io.processes import Completed
@@ -289,17 +289,8 @@ class _Lane:
         self, charge: OpenRun, invocation: Invocation, finished: Completed, session: str | None
     ) -> None:
         """The run's ledger record, kept for the coordinator to append."""
-        record, total = self.ledger.charge(
-            charge,
-            invocation,
-            finished,
-            session=session,
-            task=self.attempt.task,
-            attempt=self.attempt.attempt,
-            kind=self.run_kind,
-            stopped=None,
-            stdout=finished.stdout,
-        )
+        end = RunEnd(session, self.attempt.task, self.attempt.attempt, self.run_kind)
+        record, total = self.ledger.charge(charge, invocation, finished, end)
         if session is not None and total is not None:
             self.totals[session] = total
         self.charged.append(
