@@ -106,6 +106,19 @@ def test_a_reset_record_edited_by_hand_is_not_trusted(project: Path) -> None:
     assert doctor.exit_code == 1
 
 
+def test_a_reset_record_without_a_digest_says_so_and_how_to_set_it_aside(project: Path) -> None:
+    # What a loop from before record digests left behind (or a hand that dropped the field).
+    (record,) = (project / ".the-loop/state/resets").glob("*.json")
+    data = json.loads(record.read_text())
+    del data["digest"]
+    record.write_text(json.dumps(data))
+
+    status = run(project, "status", "7")
+
+    assert "it has no digest (written by an older loop, or by hand)" in status.output
+    assert "loop doctor --discard" in status.output
+
+
 def test_a_deleted_tracked_log_is_named_with_git_checkout_as_the_way_back(project: Path) -> None:
     (project / LOG).unlink()
 

@@ -122,7 +122,10 @@ def _load_file(path: Path) -> ResetRecord | None:
     if data is None and not path.exists():
         return None
     problem = _record_problem(data)
-    if problem is None and isinstance(data, dict) and data.get("digest") != record_digest(data):
+    if problem is None and isinstance(data, dict) and "digest" not in data:
+        # An older loop wrote records without one; so could a hand. Neither is trusted.
+        problem = "it has no digest (written by an older loop, or by hand), so it is not trusted"
+    elif problem is None and isinstance(data, dict) and data["digest"] != record_digest(data):
         problem = "its digest does not match its content (edited by hand?), so it is not trusted"
     if problem is not None:
         raise damaged_state(path, f"reset record {path.name}: {problem}")
