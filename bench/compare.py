@@ -120,9 +120,14 @@ class Pair:
         return self.after.exit if self.after.exit >= 2 or self.after.exit < 0 else 0
 
     @property
+    def sides_differ(self) -> bool:
+        """The two trees ended differently: they did not do the same work, so no ratio."""
+        return self.before.exit != self.after.exit
+
+    @property
     def passed(self) -> bool:
         measured = self.measured
-        if self.failed_exit:
+        if self.failed_exit or self.sides_differ:
             return False
         return self.limit is None or (measured is not None and measured <= self.limit)
 
@@ -360,6 +365,10 @@ def _read_pair(name: str, n: int, mode: str, cells: dict[str, CellLike]) -> Pair
 def hooks(bench: Any, tools: Any, before_env: dict[str, str]) -> list[Pair]:
     """PostToolUse and SessionStart, both sides, against this checkout's ``loop --version``."""
     root = fixtures.hooks_repo(bench.out)
+    # Each tree on its own copy: a session record holds the PostToolUse memo, stamped
+    # with the code that wrote it, so on one shared project each side would throw the
+    # other's away on every call and both would pay for the config at every tool call.
+    roots = {"after": fixtures.copy_for(root, "after"), "before": fixtures.copy_for(root, "before")}
     transcript = fixtures.hook_transcript(bench.out)
     version = [*bench.loop, "--version"]
     thunks: dict[str, Thunk] = {
@@ -370,13 +379,14 @@ def hooks(bench: Any, tools: Any, before_env: dict[str, str]) -> list[Pair]:
         ("PostToolUse", {"transcript_path": str(transcript), "tool_name": "Bash"}),
         ("SessionStart", {"source": "resume"}),
     ):
-        stdin = json.dumps(
-            {"session_id": fixtures.HOOK_SESSION, "cwd": str(root), "hook_event_name": event}
-            | extra
-        )
         cmd = [*bench.loop, "hook", event, "--harness", "claude"]
         for side, env in (("after", bench.env), ("before", before_env)):
-            thunks[f"{event} {side}"] = functools.partial(tools.run_once, cmd, root, env, stdin)
+            where = roots[side]
+            stdin = json.dumps(
+                {"session_id": fixtures.HOOK_SESSION, "cwd": str(where), "hook_event_name": event}
+                | extra
+            )
+            thunks[f"{event} {side}"] = functools.partial(tools.run_once, cmd, where, env, stdin)
     cells = interleave(thunks, bench.runs, tools.Cell.of)
     ref = cells["version after"]
     pairs = [Pair("loop --version", "", "", ref, cells["version before"])]
@@ -400,7 +410,12 @@ def hooks(bench: Any, tools: Any, before_env: dict[str, str]) -> list[Pair]:
 
 
 class CommitSides:
-    """``task done`` by either side, and the hand-made commit, on one commit repository."""
+    """``task done``, or the hand-made commit, on one commit repository.
+
+    The two trees never share one: each writes state files (reset records, the
+    ledger) in its own version's format, and a newer loop rightly refuses an older
+    one's records. The before side works on a copy made for the run.
+    """
 
     def __init__(self, bench: Any, tools: Any, root: Path) -> None:
         self.bench, self.tools, self.root = bench, tools, root
@@ -435,10 +450,11 @@ def task_done(bench: Any, tools: Any, before_env: dict[str, str]) -> list[Pair]:
         bench.out, options.commit_files, options.commit_tasks, need=(bench.runs + 1) * 3 + 1
     )
     sides = CommitSides(bench, tools, root)
+    before = CommitSides(bench, tools, fixtures.copy_for(root, "before"))
     cells = interleave(
         {
             "after": lambda: sides.loop_done(bench.env),
-            "before": lambda: sides.loop_done(before_env),
+            "before": lambda: before.loop_done(before_env),
             "git": sides.git_commit,
         },
         bench.runs,
@@ -464,24 +480,18 @@ def log_length(bench: Any, tools: Any, before_env: dict[str, str]) -> list[Pair]
     options = bench.options
     entries = options.log_entries
     need = (bench.runs + 1) * 3 + 1
-    sides = {
-        length: CommitSides(
-            bench,
-            tools,
-            fixtures.commit_repo(
-                bench.out,
-                options.commit_files,
-                options.commit_tasks,
-                need=need,
-                log_entries=count,
-            ),
+    roots = {
+        length: fixtures.commit_repo(
+            bench.out, options.commit_files, options.commit_tasks, need=need, log_entries=count
         )
         for length, count in (("short", 10), ("long", entries))
     }
     thunks: dict[str, Thunk] = {}
-    for length, side in sides.items():
+    for length, root in roots.items():
+        side = CommitSides(bench, tools, root)
+        before = CommitSides(bench, tools, fixtures.copy_for(root, "before"))
         thunks[f"after {length}"] = functools.partial(side.loop_done, bench.env)
-        thunks[f"before {length}"] = functools.partial(side.loop_done, before_env)
+        thunks[f"before {length}"] = functools.partial(before.loop_done, before_env)
         thunks[f"git {length}"] = side.git_commit
     cells = interleave(thunks, bench.runs, tools.Cell.of)
     size = f"{entries:,} entries"
@@ -548,6 +558,8 @@ def render_pair(pair: Pair) -> str:
         budget = f"after/ref ≤ {pair.limit:g}×"
     if pair.failed_exit:
         verdict = f"ERR exit {pair.failed_exit}"
+    elif pair.sides_differ:
+        verdict = f"ERR before exit {pair.before.exit}, after {pair.after.exit}"
     elif pair.limit is None:
         verdict = "info"
     else:

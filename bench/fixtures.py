@@ -159,7 +159,13 @@ def commit_repo(
     (and committed) before the first ``task done``, for the log-length case.
     """
     name = f"commit-f{files}-t{tasks}-s{seed}" + (f"-l{log_entries}" if log_entries else "")
-    params: dict[str, object] = {"kind": "commit", "files": files, "tasks": tasks, "seed": seed}
+    params: dict[str, object] = {
+        "kind": "commit",
+        "files": files,
+        "tasks": tasks,
+        "seed": seed,
+        "config": "version only",
+    }
     if log_entries:
         params["log_entries"] = log_entries
     root = out / "repos" / name
@@ -173,6 +179,14 @@ def commit_repo(
     if len(open_tasks(root)) < need:
         raise SystemExit(f"bench: {root} has fewer than {need} open tasks; raise --commit-tasks")
     return root
+
+
+def copy_for(root: Path, side: str) -> Path:
+    """A fresh copy of the fixture ``root`` for one side of a comparison (``ROOT-SIDE``)."""
+    copy = root.with_name(f"{root.name}-{side}")
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(root, copy, symlinks=True)
+    return copy
 
 
 def open_tasks(root: Path) -> list[str]:
@@ -210,6 +224,10 @@ def _build_commit_repo(
     )
     loop = loop_command()
     _run([*loop, "init", "--defaults"], root, child_env)
+    # The schema's defaults, written as the one required key: a config both trees of a
+    # `--compare-src` run accept (init's template grows keys an older loop refuses, and
+    # a refused config makes the older `task done` fail fast, not commit).
+    (root / ".the-loop" / "config.yaml").write_text('version: "0.1.0"\n')
     _run([*git, "add", "-A"], root, child_env)
     _run([*git, "commit", "-q", "-m", "bench: loop init"], root, child_env)
     for artifact in ("requirements", "design", "tasks"):

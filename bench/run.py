@@ -471,19 +471,21 @@ class Bench:
         )
         size = f"{self.options.commit_files:,} files"
         counter = 0
+        # The other tree works on a copy: each writes state in its own version's format.
+        other_root = fixtures.copy_for(root, "before") if compare else root
 
-        def change() -> str:
+        def change(where: Path = root) -> str:
             """Edit one tracked source file, as the agent's work would; return the task."""
             nonlocal counter
             counter += 1
-            path = root / fixtures.source_file(counter * 37 % self.options.commit_files)
+            path = where / fixtures.source_file(counter * 37 % self.options.commit_files)
             with path.open("a", encoding="utf-8") as handle:
                 handle.write(f"# bench edit {time.time_ns()}\n")
-            return fixtures.open_tasks(root)[0]
+            return fixtures.open_tasks(where)[0]
 
-        def loop_done(env: dict[str, str]) -> Sample:
-            task = change()
-            return run_once(self._task_done(task), root, env)
+        def loop_done(env: dict[str, str], where: Path = root) -> Sample:
+            task = change(where)
+            return run_once(self._task_done(task), where, env)
 
         def git_commit() -> Sample:
             task = change()
@@ -498,7 +500,7 @@ class Bench:
         loop_s, git_s, other_s = [], [], []
         for k in range(runs + 1):  # interleaved, so drift hits both sides alike
             samples = (loop_done(self.env), git_commit())
-            other = loop_done(other_env) if other_env else None
+            other = loop_done(other_env, other_root) if other_env else None
             if k:
                 loop_s.append(samples[0])
                 git_s.append(samples[1])
