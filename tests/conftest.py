@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
@@ -118,6 +119,13 @@ def pytest_configure(config: pytest.Config) -> None:
     # only when bytecode may be written; with PYTHONDONTWRITEBYTECODE set, each xdist
     # worker would rewrite all of them again on every run (~7 s each, here).
     sys.dont_write_bytecode = False
+    # A shell that starts the suite in the background (`.ci/run &`) starts it with SIGINT
+    # ignored, and an ignored signal stays ignored across exec: the loop processes the
+    # Ctrl-C tests interrupt, and the fake model servers they stop, would never see their
+    # SIGINT. A handler, unlike an ignore, is reset to the default at exec, so Python's
+    # own handler here gives every child the default a terminal would have given.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

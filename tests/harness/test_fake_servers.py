@@ -326,7 +326,11 @@ def test_runs_as_a_program_and_logs_requests(
             logged = json.loads(process.stdout.readline())
         finally:
             process.send_signal(signal.SIGINT)
-            code = process.wait(timeout=10)
+            try:
+                code = process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()  # else the `with` block would wait for it for ever
+                raise
 
     assert status == 200
     assert (logged["reply"], logged["prompt"], code) == ("ToolCall", "RUN: true", 0)
