@@ -28,8 +28,8 @@ its *form* says, after those sources are joined:
 
 Where order is the dependency, an open checkbox that is no task (``tasks.no-id``)
 holds back every task below it. Explicit statements are kept and unioned with
-these edges. Everything here is
-one linear pass (a parent's sub-tasks are visited once).
+these edges. Everything here is one linear pass (a parent's sub-tasks are
+visited once).
 """
 
 from __future__ import annotations
