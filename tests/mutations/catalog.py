@@ -546,6 +546,17 @@ MUTATIONS: tuple[Mutation, ...] = (
         body="return None",
     ),
     Mutation(
+        "cc-sdd-parallel-marker-ignored",
+        "cc-sdd's trailing ` (P)` is not read: its siblings run one at a time",
+        "the_loop/tasks/assembly.py",
+        (
+            "tests/tasks/test_order.py::"
+            "test_cc_sdd_s_trailing_p_marker_lets_siblings_run_side_by_side",
+        ),
+        old='    if title[-3:] == "(P)" and title[-4:-3] in " \\t":\n',
+        new="    if False:\n",
+    ),
+    Mutation(
         "listed-task-ignores-unlisted-above",
         "a task Kiro's waves list starts before an unlisted task the file puts above it",
         "the_loop/tasks/order.py",

@@ -1,7 +1,8 @@
 """Generated plans against an independent statement of the order rule.
 
 Each case is a plan model (tasks, sub-tasks, optional tasks, checkpoints, phases,
-``[P]`` runs, waves, ticks) drawn from a seeded generator and written out in one of
+``[P]`` and cc-sdd's `` (P)`` runs, waves, ticks, checkbox lines that are no task)
+drawn from a seeded generator and written out in one of
 the forms each format uses (nested or flat sub-tasks, several checkpoint and tick
 spellings, fields or waves). The expected ready set is worked out here from the
 rule as docs/formats.md states it, in a different shape from the engine's (a
@@ -264,3 +265,84 @@ def test_the_loop_plans_with_fields_and_checkpoints(seed: int) -> None:
     }
     text = write_fields(top, deps)
     assert ready_of(text, "docs/specs/issue-1/tasks.md") == fields_ready(top, deps), text
+
+
+# --- cc-sdd's (P) runs and lines that are no task -----------------------------
+
+
+def kiro_ready(nodes: list[Node], blocked: bool = False) -> tuple[set[str], bool]:
+    """Kiro's order with cc-sdd's ` (P)`: the ready ids, and whether required work is open.
+
+    Siblings go in file order; a run of ` (P)` siblings waits only for what came before
+    the run, and the next plain sibling waits for the whole run. A parent is never work
+    of its own: its sub-tasks are, starting when the parent could. A node without an id
+    (a checkbox loop cannot read) is never ready, and while open it holds back every
+    node after it, as a required task would.
+    """
+    ready: set[str] = set()
+    before = False  # required work before the current run is open
+    in_run = False  # required work of the current run is open
+    for node in nodes:
+        if not node.parallel:
+            before, in_run = before or in_run, False
+        held = blocked or before
+        if node.id.startswith("?"):  # no id: never offered, open unless ticked
+            open_required = not node.done
+        elif workable(node):  # (its sub-tasks, if any, are optional: offered, never waited for)
+            ready |= kiro_ready(node.children, held)[0]
+            if not node.done and not held:
+                ready.add(node.id)
+            open_required = not node.optional and not node.done
+        else:
+            kids, kids_open = kiro_ready(node.children, held)
+            ready |= kids
+            open_required = not node.optional and kids_open
+        if node.parallel:
+            in_run = in_run or open_required
+        else:
+            before = before or open_required
+    return ready, before or in_run
+
+
+def draw_cc_sdd(rng: random.Random) -> list[Node]:
+    """Top tasks and sub-tasks, some marked ` (P)`, with id-less checkbox lines between."""
+    top: list[Node] = []
+    for n in range(1, rng.randint(2, 6) + 1):
+        if rng.random() < 0.2:
+            top.append(Node(f"?{n}", done=rng.random() < 0.5))
+        node = Node(str(n), done=rng.random() < 0.4, parallel=rng.random() < 0.3)
+        if rng.random() < 0.5:
+            for m in range(1, rng.randint(1, 4) + 1):
+                node.children.append(
+                    Node(
+                        f"{n}.{m}",
+                        done=rng.random() < 0.5,
+                        optional=rng.random() < 0.2,
+                        parallel=rng.random() < 0.5,
+                    )
+                )
+        top.append(node)
+    return top
+
+
+def write_cc_sdd(top: list[Node], rng: random.Random) -> str:
+    lines = ["# Implementation Plan", ""]
+    for node in top:
+        if node.id.startswith("?"):
+            lines.append(f"- {box(node, rng)} Remember the release notes")  # no id: no task
+            continue
+        marker = " (P)" if node.parallel else ""
+        lines.append(f"- {box(node, rng)} {node.id}. Build part {node.id}{marker}")
+        for child in node.children:
+            marker = " (P)" if child.parallel else ""
+            lines.append(f"- {box(child, rng)} {child.id} Piece {child.id}{marker}")
+            lines.append(f"  - _Requirements: {child.id}_")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("seed", range(CASES))
+def test_cc_sdd_plans_with_parallel_markers_and_unread_lines(seed: int) -> None:
+    rng = random.Random(seed)
+    top = draw_cc_sdd(rng)
+    text = write_cc_sdd(top, rng)
+    assert ready_of(text, ".kiro/specs/f/tasks.md") == kiro_ready(top)[0], text
