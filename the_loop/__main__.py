@@ -10,13 +10,11 @@ handler (``the_loop.cli.handler``).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from typing import Any
 
 
 def main() -> None:
     """Run ``loop`` with the command line of this process."""
-    sys.unraisablehook = _keep_interrupts(sys.unraisablehook)
+    _keep_interrupts()
     try:
         from the_loop.cli import main as cli_main
 
@@ -47,14 +45,17 @@ def main() -> None:
 _swallowed: list[KeyboardInterrupt] = []
 
 
-def _keep_interrupts(default: Callable[[Any], object]) -> Callable[[Any], object]:
-    def hook(unraisable: Any) -> None:
+def _keep_interrupts() -> None:
+    """Put a hook before Python's unraisable-exception hook that keeps a Ctrl-C."""
+    default = sys.unraisablehook
+
+    def hook(unraisable: sys.UnraisableHookArgs) -> None:
         if isinstance(unraisable.exc_value, KeyboardInterrupt):
             _swallowed.append(unraisable.exc_value)
             return
         default(unraisable)
 
-    return hook
+    sys.unraisablehook = hook
 
 
 def _interrupted() -> None:
