@@ -169,20 +169,6 @@ def check_sources(bench: Any, before_src: Path | None) -> dict[str, str]:
     return before_env
 
 
-def interleave(
-    thunks: dict[str, Thunk], runs: int, cell_of: Callable[[list], CellLike]
-) -> dict[str, CellLike]:
-    """One warm-up round, then ``runs`` timed rounds of every thunk; the order flips each round."""
-    names = list(thunks)
-    samples: dict[str, list[object]] = {name: [] for name in names}
-    for k in range(runs + 1):
-        for name in names if k % 2 == 0 else reversed(names):
-            sample = thunks[name]()
-            if k:
-                samples[name].append(sample)
-    return {name: cell_of(found) for name, found in samples.items()}
-
-
 class TickEdits:
     """Edits of one tasks.md that each tick one more ready task, then put the file back.
 
@@ -292,10 +278,9 @@ def reads(bench: Any, tools: Any, before_env: dict[str, str], sizes: Sequence[in
                 tools.clear_loop_cache(root)
                 return tools.run_once(cmd, root, env)
 
-            cells = interleave(
+            cells = tools.interleave(
                 {"after": lambda: cold(bench.cold_env), "before": lambda: cold(before_cold)},
                 bench.runs,
-                tools.Cell.of,
             )
             pairs.append(_read_pair(name, n, "cold", cells))
 
@@ -312,10 +297,9 @@ def reads(bench: Any, tools: Any, before_env: dict[str, str], sizes: Sequence[in
             for env in (bench.env, before_env):  # caches warm from a previous run
                 tools.run_once(cmd, root, env)
             try:
-                cells = interleave(
+                cells = tools.interleave(
                     {"after": lambda: edited(bench.env), "before": lambda: edited(before_env)},
                     bench.runs,
-                    tools.Cell.of,
                 )
                 if name == "next --json":
                     _agree_after_edit(bench, tools, before_env, root, item, edits)
@@ -387,7 +371,7 @@ def hooks(bench: Any, tools: Any, before_env: dict[str, str]) -> list[Pair]:
                 | extra
             )
             thunks[f"{event} {side}"] = functools.partial(tools.run_once, cmd, where, env, stdin)
-    cells = interleave(thunks, bench.runs, tools.Cell.of)
+    cells = tools.interleave(thunks, bench.runs)
     ref = cells["version after"]
     pairs = [Pair("loop --version", "", "", ref, cells["version before"])]
     _print(pairs[0])
@@ -451,14 +435,13 @@ def task_done(bench: Any, tools: Any, before_env: dict[str, str]) -> list[Pair]:
     )
     sides = CommitSides(bench, tools, root)
     before = CommitSides(bench, tools, fixtures.copy_for(root, "before"))
-    cells = interleave(
+    cells = tools.interleave(
         {
             "after": lambda: sides.loop_done(bench.env),
             "before": lambda: before.loop_done(before_env),
             "git": sides.git_commit,
         },
         bench.runs,
-        tools.Cell.of,
     )
     pair = Pair(
         "task done",
@@ -493,7 +476,7 @@ def log_length(bench: Any, tools: Any, before_env: dict[str, str]) -> list[Pair]
         thunks[f"after {length}"] = functools.partial(side.loop_done, bench.env)
         thunks[f"before {length}"] = functools.partial(before.loop_done, before_env)
         thunks[f"git {length}"] = side.git_commit
-    cells = interleave(thunks, bench.runs, tools.Cell.of)
+    cells = tools.interleave(thunks, bench.runs)
     size = f"{entries:,} entries"
     before_ratio = cells["before long"].cpu / cells["before short"].cpu
     pair = Pair(

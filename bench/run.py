@@ -36,6 +36,7 @@ checkout against the one in DIR, every case interleaved in one run (compare.py).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -171,22 +172,34 @@ class Spec:
     before: Callable[[], None] | None = None
 
 
-def measure_together(specs: Sequence[Spec], runs: int) -> list[Cell]:
-    """Time ``specs`` in turn, one run of each per round: one warm-up round, then ``runs``.
+def interleave(thunks: dict[str, Callable[[], Sample]], runs: int) -> dict[str, Cell]:
+    """One warm-up round, then ``runs`` timed rounds of every thunk; the order flips each round.
 
     Interleaving is what makes a ratio trustworthy on a shared machine: a burst of
     load lands on the command and on its floor alike, instead of on whichever of
-    the two happened to be running when it came.
+    the two happened to be running when it came. The warm-up round fills bytecode,
+    the page cache and loop's own caches.
     """
-    samples: list[list[Sample]] = [[] for _ in specs]
+    names = list(thunks)
+    samples: dict[str, list[Sample]] = {name: [] for name in names}
     for k in range(runs + 1):
-        for spec, kept in zip(specs, samples, strict=True):
-            if spec.before:
-                spec.before()
-            sample = run_once(spec.cmd, spec.cwd, spec.env, spec.stdin)
-            if k:  # the first round is the warm-up: bytecode, page cache, loop's own caches
-                kept.append(sample)
-    return [Cell.of(kept) for kept in samples]
+        for name in names if k % 2 == 0 else reversed(names):
+            sample = thunks[name]()
+            if k:
+                samples[name].append(sample)
+    return {name: Cell.of(found) for name, found in samples.items()}
+
+
+def measure_together(specs: Sequence[Spec], runs: int) -> list[Cell]:
+    """:func:`interleave` for ``specs``: their cells, in their order."""
+    cells = interleave({str(i): functools.partial(_run_spec, s) for i, s in enumerate(specs)}, runs)
+    return list(cells.values())
+
+
+def _run_spec(spec: Spec) -> Sample:
+    if spec.before:
+        spec.before()  # untimed
+    return run_once(spec.cmd, spec.cwd, spec.env, spec.stdin)
 
 
 def clear_loop_cache(root: Path) -> None:
