@@ -82,6 +82,12 @@ class Item:
     def tasks(self) -> Path:
         return self.root / PROJECTS[self.project] / self.name / "tasks.md"
 
+    def copied(self, tmp_path: Path) -> tuple[Path, Path]:
+        """A copy of the item's project under ``tmp_path``, and its tasks.md there."""
+        repo = tmp_path / self.project
+        shutil.copytree(self.root, repo)
+        return repo, repo / self.tasks.relative_to(self.root)
+
 
 def _items() -> list[Item]:
     return [
@@ -250,9 +256,7 @@ _TICKED = re.compile(r"^(\s*[-*+]\s+)\[[xX]\]", re.MULTILINE)
 def test_with_nothing_ticked_only_the_first_tasks_may_start(
     loop: Runner, item: Item, check: str, tmp_path: Path
 ) -> None:
-    repo = tmp_path / item.project
-    shutil.copytree(item.root, repo)
-    tasks = repo / item.tasks.relative_to(item.root)
+    repo, tasks = item.copied(tmp_path)
     tasks.write_text(_TICKED.sub(r"\1[ ]", tasks.read_text(encoding="utf-8")), encoding="utf-8")
     plan = read_plan(tasks)
     assert not any(plan.done().values())
@@ -275,9 +279,7 @@ def tick(path: Path, lines: list[int]) -> None:
 def test_ticking_what_loop_offers_walks_the_plan_in_the_rule_s_order(
     loop: Runner, item: Item, check: str, tmp_path: Path
 ) -> None:
-    repo = tmp_path / item.project
-    shutil.copytree(item.root, repo)
-    tasks = repo / item.tasks.relative_to(item.root)
+    repo, tasks = item.copied(tmp_path)
     ambiguous = item.name in AMBIGUOUS
     for step in range(len(read_plan(tasks).ids) + 1):
         plan = read_plan(tasks)

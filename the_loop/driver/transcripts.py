@@ -60,7 +60,7 @@ def compacted_since(path: Path | None, offset: int, marker: tuple[str, str] | No
             lines = handle.read(_MAX_NEW_BYTES).splitlines()
     except OSError:
         return False
-    return any(True for _ in _compactions(lines, marker))
+    return any(_compactions(lines, marker))  # a compaction line is a non-empty object
 
 
 def _compactions(lines: list[bytes], marker: tuple[str, str]) -> Iterator[dict[str, object]]:

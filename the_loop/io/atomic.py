@@ -224,14 +224,12 @@ def flush_to_disk(fd: int) -> None:
 
 def _fsync_dir(folder: Path) -> None:
     # The rename is durable only once the directory entry is flushed.
-    if os.environ.get("LOOP_TEST_FSYNC") == "0":
-        return
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:  # pragma: no cover - e.g. platforms without directory fds
         return
     try:
-        os.fsync(fd)
+        flush_to_disk(fd)
     except OSError:  # pragma: no cover
         pass
     finally:
