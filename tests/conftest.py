@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from helpers import Result, git, invoke, write_tree
 
+from the_loop.io import content_cache
+
 
 @pytest.fixture(autouse=True)
 def hermetic_env(
@@ -52,6 +54,10 @@ def hermetic_env(
         # disk is thrown away and no test can cut the power. The fault campaigns keep
         # every fsync, so each stays a point where a fault is injected.
         monkeypatch.setenv("LOOP_TEST_FSYNC", "0")
+    # `--no-cache` switches the caches off for the rest of the process (one process is
+    # one command). A test that ran the CLI in-process with it must not leave the next
+    # test, in the same xdist worker, with caches that silently keep nothing.
+    monkeypatch.setattr(content_cache, "_switched_off", False)
     return home
 
 
