@@ -22,8 +22,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-from the_loop.config.project_root import CONFIG_DIR
-from the_loop.config.settings import CONFIG_FILE
+from the_loop.config.project_root import CONFIG_DIR, CONFIG_FILE
 from the_loop.io.atomic import TEMP_NAME
 
 # Files loop replaces atomically (and so may leave a temporary file of).

@@ -18,9 +18,8 @@ from typing import TYPE_CHECKING
 
 from the_loop.config import schema
 from the_loop.config.env_overrides import environment_overrides
-from the_loop.config.project_root import CONFIG_DIR
+from the_loop.config.project_root import CONFIG_DIR, CONFIG_FILE
 from the_loop.config.settings import (
-    CONFIG_FILE,
     AgentSettings,
     CheckpointSettings,
     ClaudeAgentSettings,

@@ -17,6 +17,7 @@ from pathlib import Path
 from the_loop.errors import UsageError
 
 CONFIG_DIR = ".the-loop"
+CONFIG_FILE = "config.yaml"  # in CONFIG_DIR
 
 # The errors pathlib's is_dir()/exists() read as "no" (any other is raised).
 _ABSENT = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})

@@ -21,8 +21,6 @@ if TYPE_CHECKING:
 
     from the_loop.findings import Finding
 
-CONFIG_FILE = "config.yaml"
-
 Path_ = tuple[str | int, ...]
 
 

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 from the_loop.checkpoint import seen_sessions as sessions
 from the_loop.checkpoint.policy import Verdict, pressure_verdict
 from the_loop.checkpoint.seen_sessions import SessionRecord
-from the_loop.config.project_root import CONFIG_DIR
-from the_loop.config.settings import CONFIG_FILE, ContextPolicy, Pressure
+from the_loop.config.project_root import CONFIG_DIR, CONFIG_FILE
+from the_loop.config.settings import ContextPolicy, Pressure
 from the_loop.errors import LoopError
 from the_loop.hooks.answer import NOTHING, HookAnswer
 from the_loop.hooks.call import HookCall

@@ -14,8 +14,7 @@ from pathlib import Path
 
 from the_loop.config import schema
 from the_loop.config.loader import UPSTREAM_CONFIG_FILE, check_file, load_config
-from the_loop.config.project_root import CONFIG_DIR
-from the_loop.config.settings import CONFIG_FILE
+from the_loop.config.project_root import CONFIG_DIR, CONFIG_FILE
 from the_loop.errors import LoopError
 from the_loop.findings import Level, failing
 from the_loop.git.repo import find_repo_root
